@@ -1,0 +1,243 @@
+"""The command line: a thin click shell over the library API.
+
+    trainlint [check] PATH... [options]       lint files and directories (static, never runs code)
+    trainlint --probe SCRIPT [-- ARGS...]      also run the script up to training and confirm findings
+    trainlint rule CODE                        print a rule's document
+    trainlint rules                            list the catalog
+    trainlint server                           language server over stdio
+
+Exit codes: 0 no findings, 1 findings, 2 usage/config error or internal failure.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from trainlint import __version__
+
+FORMAT_NAMES = ["concise", "full", "json", "github", "sarif"]
+
+
+class DefaultGroup(click.Group):
+    """``trainlint PATH`` means ``trainlint check PATH`` (like ``ruff``'s old default)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+def _split_codes(values: tuple[str, ...]) -> list[str]:
+    return [c.strip() for v in values for c in v.split(",") if c.strip()]
+
+
+@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="trainlint")
+def main() -> None:
+    """trainlint: find the bugs of a training script before the run."""
+
+
+@main.command(context_settings={"ignore_unknown_options": False})
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--select", multiple=True, help="Rule codes or prefixes to enable (TL3, TL301, ALL); replaces the default set.")
+@click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
+@click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of the selection.")
+@click.option("--output-format", type=click.Choice(FORMAT_NAMES), default="concise", show_default=True)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
+@click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Config file (a pyproject.toml with [tool.trainlint]).")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary or notes.")
+@click.option("-v", "--verbose", is_flag=True, help="Tracebacks of internal errors; probe details.")
+@click.option("--stdin-filename", help="The name of the file read from stdin (with PATH `-`).")
+@click.option("--force-exclude", is_flag=True, help="Apply `exclude` to files named on the command line too (pre-commit).")
+@click.option("--probe", "probe", is_flag=True, help="Run the script in a sandboxed child process up to training and confirm each finding on one real batch.")
+@click.option("--python", "python", help="Interpreter of the training environment for --probe.")
+@click.option("--probe-timeout", type=float, default=600.0, show_default=True, help="Seconds before the probe is killed.")
+@click.option("--probe-rows", type=int, default=256, show_default=True, help="Rows kept from each load_dataset() during the probe.")
+@click.option("--tiny-model", is_flag=True, help="Probe with small random models of the same architecture and config.")
+@click.option("--overfit", type=int, default=0, help="Probe: train N steps on one batch and classify the loss curve.")
+def check(paths, select, ignore, extend_select, output_format, exit_zero, statistics, config_file, quiet, verbose,
+          stdin_filename, force_exclude, probe, python, probe_timeout, probe_rows, tiny_model, overfit) -> None:
+    """Lint PATH... (files and directories; `-` reads stdin)."""
+    from trainlint.config import ConfigError, load_settings
+
+    script_args: tuple[str, ...] = ()
+    if probe and "--" in sys.argv:
+        # click drops the `--`; everything after it belongs to the script
+        rest = sys.argv[sys.argv.index("--") + 1:]
+        script_args = tuple(rest)
+        paths = tuple(p for p in paths if str(p) not in rest or paths.index(p) == 0)
+    try:
+        first = next((p for p in paths if str(p) != "-"), None)
+        start = (first if first is not None and first.is_dir() else (first.parent if first else Path.cwd()))
+        settings = load_settings(config_file, start=start if start.exists() else Path.cwd())
+        if select:
+            settings.select = _split_codes(select)
+        settings.ignore += _split_codes(ignore)
+        settings.extend_select += _split_codes(extend_select)
+        settings._codes = None
+        settings.codes()
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    try:
+        code = _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, stdin_filename,
+                    force_exclude, probe, python, probe_timeout, probe_rows, tiny_model, overfit, script_args)
+    except click.ClickException:
+        raise
+    except Exception as exc:  # never a raw traceback without --verbose
+        if verbose:
+            raise
+        click.echo(f"trainlint: internal error: {type(exc).__name__}: {exc} (run with --verbose for the traceback)", err=True)
+        code = 2
+    sys.exit(code)
+
+
+def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, stdin_filename, force_exclude,
+         probe, python, probe_timeout, probe_rows, tiny_model, overfit, script_args) -> int:
+    from trainlint.engine import FileResult, lint_file, lint_text
+    from trainlint.files import discover
+    from trainlint.formats import Run, get_writer
+
+    if not paths:
+        raise click.UsageError("no paths given: try `trainlint .` or `trainlint train.py`")
+    results: list[FileResult] = []
+    usage_error = False
+    file_paths = [p for p in paths if str(p) != "-"]
+    if len(file_paths) != len(paths):
+        name = stdin_filename or "-"
+        text = sys.stdin.buffer.read().decode("utf-8-sig", errors="replace")
+        results.append(lint_text(text, name, settings))
+    for f in discover(file_paths, settings, force_exclude=force_exclude):
+        if f.error == "no such file or directory":
+            click.echo(f"trainlint: {f.display}: no such file or directory", err=True)
+            usage_error = True
+            continue
+        results.append(lint_file(f.path, settings, f.display) if f.error is None else _unreadable(f))
+
+    run = Run(files_checked=len(results), verbose=verbose)
+    findings = [fd for r in results for fd in r.findings]
+    if probe:
+        findings = _probe(file_paths, findings, run, python, probe_timeout, probe_rows, tiny_model, overfit, verbose, script_args)
+    if not quiet:
+        for r in results:
+            if r.note:
+                click.echo(f"trainlint: {r.filename}: {r.note}", err=True)
+    out = click.get_text_stream("stdout")
+    if statistics:
+        _statistics(findings, out)
+    else:
+        writer = get_writer(output_format)
+        if quiet and output_format in ("concise", "full"):
+            from trainlint.formats.concise import location
+
+            for f in findings:
+                out.write(f"{location(f)}: {f.code} {f.message}\n")
+        else:
+            writer(findings, out, run)
+    out.flush()
+    if usage_error or any(r.internal_error for r in results):
+        return 2
+    if exit_zero:
+        return 0
+    return 1 if findings else 0
+
+
+def _unreadable(f):
+    from trainlint.engine import FileResult, _meta_finding
+
+    return FileResult(f.display, [_meta_finding("TL002", f.display, f"cannot read: {f.error}", 1, 1)])
+
+
+def _statistics(findings, out) -> None:
+    from trainlint.rule import all_rules
+
+    counts: dict[str, int] = {}
+    for f in findings:
+        counts[f.code] = counts.get(f.code, 0) + 1
+    rules = all_rules()
+    for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        fixable = sum(1 for f in findings if f.code == code and f.fix)
+        out.write(f"{n:>5}\t{code}\t{'[*] ' if fixable else ''}{rules[code].name}\n")
+
+
+def _probe(file_paths, findings, run, python, timeout, rows, tiny_model, overfit, verbose, script_args):
+    from trainlint.probe import ProbeOptions, run_probe
+
+    scripts = [p for p in file_paths if p.is_file()]
+    if len(scripts) != 1:
+        raise click.UsageError("--probe takes exactly one script: `trainlint --probe train.py [-- script args]`")
+    script = scripts[0]
+    options = ProbeOptions(python=python, timeout=timeout, rows=rows, tiny_model=tiny_model, overfit=overfit,
+                           verbose=verbose, script_args=script_args)
+    report = run_probe(script, findings, options)
+    run.probed = True
+    run.probe_notes = list(report.notes)
+    if not report.isolated and not any("not isolated" in n for n in run.probe_notes):
+        run.probe_notes.append("not isolated: the script ran with network access and a writable project directory")
+    run.probe_details = list(report.details)
+    return report.findings
+
+
+@main.command("probe", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.argument("script", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.pass_context
+def probe_cmd(ctx: click.Context, script: Path) -> None:
+    """Same as `trainlint --probe SCRIPT [options] [-- ARGS]`."""
+    ctx.invoke(check, paths=(script, *[Path(a) for a in ctx.args if not a.startswith("-")][:0]), select=(), ignore=(),
+               extend_select=(), output_format="concise", exit_zero=False, statistics=False, config_file=None,
+               quiet=False, verbose=False, stdin_filename=None, force_exclude=False, probe=True, python=None,
+               probe_timeout=600.0, probe_rows=256, tiny_model=False, overfit=0)
+
+
+@main.command("rule")
+@click.argument("code")
+def rule_cmd(code: str) -> None:
+    """Print the document of rule CODE (e.g. TL301)."""
+    from trainlint.docs import doc_text, rule_url
+    from trainlint.rule import get_rule
+
+    rule = get_rule(code)
+    if rule is None:
+        raise click.UsageError(f"unknown rule code {code!r}: see `trainlint rules`")
+    text = doc_text(rule.code)
+    click.echo(f"{rule.code} {rule.name}")
+    click.echo(f"stage: {rule.stage().value} ({rule.stage().label}) · severity: {rule.severity.value} · "
+               f"default: {'on' if rule.default else 'off'} · probe: {'yes' if rule.probe else 'no'} · "
+               f"autofix: {rule.fix.value if rule.fix else 'none'}")
+    click.echo(rule_url(rule.code))
+    click.echo()
+    if text is None:
+        click.echo(rule.summary())
+    else:
+        body = text.split("\n", 1)[1] if text.startswith("# ") else text
+        click.echo(body.strip())
+
+
+@main.command("rules")
+@click.option("--output-format", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--all", "show_all", is_flag=True, help="Include the meta codes (TL0xx).")
+def rules_cmd(output_format: str, show_all: bool) -> None:
+    """List the rule catalog: code, name, stage, severity, default, probe."""
+    import json
+
+    from trainlint.rule import all_rules
+
+    rows = [r for r in all_rules().values() if show_all or r.stage().value != 0]
+    if output_format == "json":
+        click.echo(json.dumps([{
+            "code": r.code, "name": r.name, "stage": r.stage().label, "severity": r.severity.value,
+            "default": r.default, "static": r.has_static_check(), "probe": bool(r.probe),
+            "fix": r.fix.value if r.fix else None, "summary": r.summary(),
+        } for r in rows], indent=2))
+        return
+    click.echo(f"{'code':<6}  {'name':<36}  {'stage':<17}  {'severity':<8}  {'default':<7}  {'static':<6}  probe")
+    for r in rows:
+        click.echo(f"{r.code:<6}  {r.name:<36}  {r.stage().label:<17}  {r.severity.value:<8}  "
+                   f"{'on' if r.default else 'off':<7}  {'yes' if r.has_static_check() else 'no':<6}  {'yes' if r.probe else 'no'}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

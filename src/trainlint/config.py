@@ -1,0 +1,208 @@
+"""Settings: the rule selection and options, from ``[tool.trainlint]`` in ``pyproject.toml`` and
+the command line (which overrides the file)."""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import re
+import sys
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterable
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from trainlint.rule import default_codes, expand_selectors
+
+
+class ConfigError(Exception):
+    """A bad configuration file or option (exit code 2)."""
+
+
+KNOWN_KEYS = {
+    "select", "ignore", "extend-select", "extend-ignore", "per-file-ignores", "exclude",
+    "extend-exclude", "target-versions", "cache-dir",
+}
+
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".venv", "venv", ".venv-*", "env", ".tox", ".nox", "__pycache__",
+    "build", "dist", "node_modules", "site-packages", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+    ".trainlint_cache", ".ipynb_checkpoints", "*.egg-info",
+)
+
+
+@dataclasses.dataclass
+class Settings:
+    select: list[str] | None = None  # None: the default rule set
+    ignore: list[str] = dataclasses.field(default_factory=list)
+    extend_select: list[str] = dataclasses.field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    exclude: list[str] = dataclasses.field(default_factory=list)
+    #: library versions to lint against ({"transformers": "5.0"}); default: what is installed
+    target_versions: dict[str, str] = dataclasses.field(default_factory=dict)
+    project_root: Path | None = None  # where the config file was found
+    config_file: Path | None = None
+
+    def __post_init__(self) -> None:
+        self._codes: set[str] | None = None
+        self._per_file_cache: dict[str, frozenset[str]] = {}
+
+    # -- selection ---------------------------------------------------------------------------
+    def codes(self) -> set[str]:
+        if self._codes is None:
+            try:
+                base = expand_selectors(self.select) if self.select is not None else default_codes()
+                base |= expand_selectors(self.extend_select)
+                base -= expand_selectors(self.ignore)
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
+            self._codes = base
+        return self._codes
+
+    def codes_for(self, filename: str) -> frozenset[str]:
+        cached = self._per_file_cache.get(filename)
+        if cached is not None:
+            return cached
+        codes = set(self.codes())
+        if self.per_file_ignores:
+            rel = self.relative(filename)
+            for pattern, sels in self.per_file_ignores.items():
+                if _match(rel, pattern):
+                    try:
+                        codes -= expand_selectors(sels)
+                    except ValueError as exc:
+                        raise ConfigError(f"per-file-ignores: {exc}") from None
+        out = frozenset(codes)
+        self._per_file_cache[filename] = out
+        return out
+
+    def relative(self, filename: str) -> str:
+        p = Path(filename)
+        root = self.project_root or Path.cwd()
+        try:
+            return p.resolve().relative_to(root.resolve()).as_posix()
+        except (ValueError, OSError):
+            return p.as_posix()
+
+    def is_excluded(self, path: Path) -> bool:
+        rel = self.relative(str(path))
+        return any(_match(rel, pat) for pat in self.exclude)
+
+    def version(self, dist: str) -> tuple[int, ...] | None:
+        """Target version of a library: configured, else installed (read from package metadata
+        without importing the package), else None (unknown: assume the current release)."""
+        text = self.target_versions.get(dist)
+        if text is None:
+            text = installed_version(dist)
+        if text is None:
+            return None
+        return _parse_version(text)
+
+    def cache_key(self) -> str:
+        return repr((sorted(self.codes()), sorted(self.per_file_ignores.items()),
+                     sorted(self.target_versions.items()),
+                     {d: installed_version(d) for d in ("transformers", "datasets", "keras")}))
+
+
+def _parse_version(text: str) -> tuple[int, ...]:
+    m = re.match(r"\d+(?:\.\d+)*", text.strip())
+    return tuple(int(x) for x in m.group(0).split(".")) if m else (0,)
+
+
+_VERSIONS: dict[str, str | None] = {}
+
+
+def installed_version(dist: str) -> str | None:
+    if dist not in _VERSIONS:
+        from importlib import metadata
+
+        try:
+            _VERSIONS[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            _VERSIONS[dist] = None
+    return _VERSIONS[dist]
+
+
+def _match(rel: str, pattern: str) -> bool:
+    """gitignore-like: a pattern with a slash matches from the root; without, any component."""
+    pat = pattern.strip()
+    if not pat:
+        return False
+    if pat.endswith("/"):
+        pat = pat.rstrip("/")
+        return any(fnmatch.fnmatch(prefix, pat) for prefix in _prefixes(rel)) or rel.startswith(pat + "/")
+    if "/" in pat:
+        return fnmatch.fnmatch(rel, pat) or any(fnmatch.fnmatch(p, pat) for p in _prefixes(rel))
+    return any(fnmatch.fnmatch(part, pat) for part in PurePosixPath(rel).parts)
+
+
+def _prefixes(rel: str) -> Iterable[str]:
+    parts = PurePosixPath(rel).parts
+    for i in range(1, len(parts) + 1):
+        yield "/".join(parts[:i])
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest ``pyproject.toml`` with a ``[tool.trainlint]`` table, from ``start`` upwards."""
+    start = start.resolve()
+    for d in (start, *start.parents):
+        candidate = d / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+                continue
+            if "trainlint" in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def load_settings(config: Path | None = None, start: Path | None = None) -> Settings:
+    """Settings from ``config`` (a pyproject.toml or a trainlint.toml) or the nearest pyproject."""
+    path = config if config is not None else find_config(start or Path.cwd())
+    if path is None:
+        return Settings()
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    table: dict[str, Any] = data.get("tool", {}).get("trainlint", data if Path(path).name != "pyproject.toml" else {})
+    return settings_from_table(table, Path(path))
+
+
+def settings_from_table(table: dict[str, Any], path: Path) -> Settings:
+    unknown = set(table) - KNOWN_KEYS
+    if unknown:
+        raise ConfigError(f"{path}: unknown option(s) in [tool.trainlint]: {', '.join(sorted(unknown))}")
+
+    def codes(key: str) -> list[str]:
+        v = table.get(key, [])
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise ConfigError(f"{path}: `{key}` must be a list of rule codes or prefixes")
+        return v
+
+    pfi = table.get("per-file-ignores", {})
+    if not isinstance(pfi, dict) or not all(isinstance(v, list) for v in pfi.values()):
+        raise ConfigError(f"{path}: `per-file-ignores` must map glob patterns to lists of codes")
+    tv = table.get("target-versions", {})
+    if not isinstance(tv, dict) or not all(isinstance(v, str) for v in tv.values()):
+        raise ConfigError(f'{path}: `target-versions` must map package names to versions, e.g. {{transformers = "5.0"}}')
+    settings = Settings(
+        select=codes("select") if "select" in table else None,
+        ignore=codes("ignore") + codes("extend-ignore"),
+        extend_select=codes("extend-select"),
+        per_file_ignores={k: list(v) for k, v in pfi.items()},
+        exclude=codes("exclude") + codes("extend-exclude"),
+        target_versions=dict(tv),
+        project_root=path.parent.resolve(),
+        config_file=path,
+    )
+    settings.codes()  # validate selectors now: a typo is a config error (exit 2)
+    return settings

@@ -1,0 +1,98 @@
+"""What a rule sees while checking one file: the shared facts, the settings, and ``report()``."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from trainlint.facts import Facts
+from trainlint.findings import Applicability, Severity
+
+if TYPE_CHECKING:
+    from trainlint.config import Settings
+    from trainlint.rule import Rule
+
+
+@dataclasses.dataclass(frozen=True)
+class PendingEdit:
+    """A text edit expressed against a node; positions are resolved once per file, lazily."""
+
+    node: cst.CSTNode
+    content: str
+    mode: str = "replace"  # "replace" | "before" | "after" | "module_start"
+
+
+@dataclasses.dataclass(frozen=True)
+class PendingFix:
+    applicability: Applicability
+    message: str
+    edits: tuple[PendingEdit, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Report:
+    rule: type[Rule]
+    node: cst.CSTNode
+    message: str
+    hint: str
+    severity: Severity
+    fix: PendingFix | None
+
+
+class Context:
+    def __init__(self, facts: Facts, settings: Settings, filename: str, source: str) -> None:
+        self.facts = facts
+        self.settings = settings
+        self.filename = filename
+        self.source = source
+        self.reports: list[Report] = []
+
+    @property
+    def module(self) -> cst.Module:
+        return self.facts.module
+
+    def report(self, rule: Rule, node: cst.CSTNode, message: str, *, hint: str = "",
+               severity: Severity | None = None, fix: PendingFix | None = None) -> None:
+        self.reports.append(Report(type(rule), node, message, hint, severity or rule.severity, fix))
+
+    # -- fixes ------------------------------------------------------------------------------
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    @staticmethod
+    def replace(node: cst.CSTNode, new: cst.CSTNode | str) -> PendingEdit:
+        return PendingEdit(node, new if isinstance(new, str) else cst.Module([]).code_for_node(new))
+
+    @staticmethod
+    def fix(applicability: Applicability, message: str, *edits: PendingEdit) -> PendingFix:
+        return PendingFix(applicability, message, tuple(edits))
+
+    def add_import(self, statement: str) -> PendingEdit | None:
+        """An edit adding ``statement`` (e.g. ``import evaluate``) after the module's imports,
+        or None when the module already has it."""
+        body = self.module.body
+        for stmt in body:
+            if isinstance(stmt, cst.SimpleStatementLine) and self.code(stmt).strip() == statement:
+                return None
+        last_import = None
+        for stmt in body:
+            if isinstance(stmt, cst.SimpleStatementLine) and all(
+                isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+            ):
+                last_import = stmt
+            elif last_import is not None or not _is_docstring(stmt):
+                break
+        if last_import is not None:
+            return PendingEdit(last_import, statement + "\n", mode="after")
+        return PendingEdit(self.module, statement + "\n", mode="module_start")
+
+
+def _is_docstring(stmt: cst.CSTNode) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )

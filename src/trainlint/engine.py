@@ -1,0 +1,254 @@
+"""The static pass: read → cheap text check → parse once → walk once → rules → noqa → findings.
+
+This is the library API the CLI, the language server and the probe runner share.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import traceback
+from pathlib import Path
+from typing import Iterable
+
+import libcst as cst
+
+from trainlint.config import Settings
+from trainlint.context import Context, PendingEdit, PendingFix
+from trainlint.facts import FACT_TYPES, Facts, walk
+from trainlint.findings import Edit, Finding, Fix, Position, Severity
+from trainlint.rule import Rule, all_rules
+
+#: A file that mentions none of these is not a training script: it is not parsed at all.
+FRAMEWORK_RE = re.compile(
+    r"\b(?:torch|tensorflow|keras|tf_keras|transformers|datasets|evaluate|accelerate)\b"
+)
+_NOQA_RE = re.compile(
+    r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
+)
+_FILE_NOQA_RE = re.compile(r"#\s*trainlint\s*:\s*noqa\b(?!\s*:)", re.IGNORECASE)
+
+
+@dataclasses.dataclass
+class FileResult:
+    filename: str
+    findings: list[Finding]
+    #: an internal error (a rule raised): the run exits 2, other findings are kept
+    internal_error: bool = False
+    #: a one-line note for the user that is not a finding (e.g. "empty file")
+    note: str | None = None
+    parsed: bool = False
+
+
+def lint_source(source: str, filename: str = "<stdin>", settings: Settings | None = None) -> list[Finding]:
+    """Lint one source string; the findings, sorted by position."""
+    return lint_text(source, filename, settings or Settings()).findings
+
+
+def lint_text(source: str, filename: str, settings: Settings, *, raise_errors: bool = False) -> FileResult:
+    if _FILE_NOQA_RE.search(source):
+        return FileResult(filename, [])
+    enabled = settings.codes_for(filename)
+    if not enabled or not FRAMEWORK_RE.search(source):
+        return FileResult(filename, [])
+    rules = [r for code, r in all_rules().items() if code in enabled and r.has_static_check()
+             and (not r.triggers or any(t in source for t in r.triggers))]
+    if not rules:
+        return FileResult(filename, [])
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        return FileResult(filename, [_meta_finding("TL001", filename, f"cannot parse: {_syntax_message(exc)}", exc.raw_line, exc.raw_column + 1)], parsed=False)
+    except RecursionError:
+        return FileResult(filename, [_meta_finding("TL001", filename, "cannot parse: the expression nesting is too deep", 1, 1)])
+    result = FileResult(filename, [], parsed=True)
+    try:
+        ctx = _run_rules(module, source, filename, settings, rules, result)
+    except RecursionError:
+        result.findings.append(_meta_finding("TL003", filename, "internal error: nesting too deep to analyse", 1, 1))
+        result.internal_error = True
+        return result
+    if ctx.reports:
+        result.findings.extend(_resolve(ctx, module, source, filename, enabled))
+    result.findings.sort(key=Finding.sort_key)
+    return result
+
+
+def _run_rules(module, source, filename, settings, rules: list[type[Rule]], result: FileResult) -> Context:
+    dispatch: dict[str, list] = {}
+    instances: list[Rule] = []
+    types = set(FACT_TYPES)
+    for rule_cls in rules:
+        types.update(rule_cls.visit_methods())
+    index, where = walk(module, frozenset(types))
+    facts = Facts(module, index, where)
+    ctx = Context(facts, settings, filename, source)
+    for rule_cls in rules:
+        inst = rule_cls(ctx)
+        instances.append(inst)
+        for tname, meth in rule_cls.visit_methods().items():
+            dispatch.setdefault(tname, []).append(getattr(inst, meth))
+    # nodes in document order, each handed to the rules that asked for its type
+    nodes = [n for t in dispatch for n in index.get(t, ())]
+    nodes.sort(key=lambda n: where[n].order)
+    failed: set[str] = set()
+    for node in nodes:
+        for method in dispatch[type(node).__name__]:
+            code = method.__self__.code
+            if code in failed:
+                continue
+            try:
+                method(node)
+            except Exception as exc:  # a bug in a rule must not lose the other findings
+                failed.add(code)
+                _internal_error(result, filename, code, exc)
+    for inst in instances:
+        finish = getattr(inst, "finish", None)
+        if finish is not None and inst.code not in failed:
+            try:
+                finish()
+            except Exception as exc:
+                _internal_error(result, filename, inst.code, exc)
+    return ctx
+
+
+def _internal_error(result: FileResult, filename: str, code: str, exc: BaseException) -> None:
+    result.internal_error = True
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" ({Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
+    result.findings.append(
+        _meta_finding("TL003", filename, f"internal error in rule {code}: {type(exc).__name__}: {exc}{where}", 1, 1)
+    )
+
+
+def _syntax_message(exc: cst.ParserSyntaxError) -> str:
+    msg = str(exc.message).strip().splitlines()[0] if exc.message else "syntax error"
+    return msg
+
+
+def _meta_finding(code: str, filename: str, message: str, row: int, col: int) -> Finding:
+    rule = all_rules()[code]
+    pos = Position(max(row, 1), max(col, 1))
+    return Finding(code, rule.name, message, rule.severity, filename, pos, pos)
+
+
+# ---------------------------------------------------------------------------------------------
+# Positions, fixes and suppression: only for files that have findings.
+
+
+def _resolve(ctx: Context, module: cst.Module, source: str, filename: str, enabled: frozenset[str]) -> list[Finding]:
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    noqa = _noqa_lines(source)
+    out: list[Finding] = []
+    seen: set[tuple] = set()
+    for rep in ctx.reports:
+        code = rep.rule.code
+        if code not in enabled:
+            continue
+        rng = positions[rep.node]
+        start = Position(rng.start.line, rng.start.column + 1)
+        end = Position(rng.end.line, rng.end.column + 1)
+        codes = noqa.get(start.row)
+        if codes is not None and (not codes or code in codes):
+            continue
+        key = (code, start, rep.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        fix = _resolve_fix(rep.fix, positions, source) if rep.fix else None
+        out.append(Finding(code, rep.rule.name, rep.message, rep.severity, filename, start, end, fix=fix, hint=rep.hint))
+    return out
+
+
+def _resolve_fix(fix: PendingFix, positions, source: str) -> Fix:
+    edits = []
+    for e in fix.edits:
+        edits.append(_resolve_edit(e, positions))
+    return Fix(fix.applicability, fix.message, tuple(sorted(edits, key=lambda e: (e.start, e.end))))
+
+
+def _resolve_edit(e: PendingEdit, positions) -> Edit:
+    if e.mode == "module_start":
+        p = Position(1, 1)
+        return Edit(p, p, e.content)
+    rng = positions[e.node]
+    start = Position(rng.start.line, rng.start.column + 1)
+    end = Position(rng.end.line, rng.end.column + 1)
+    if e.mode == "replace":
+        return Edit(start, end, e.content)
+    if e.mode == "before":
+        return Edit(start, start, e.content)
+    # after a statement line: at the start of the next line
+    nxt = Position(rng.end.line + 1, 1)
+    return Edit(nxt, nxt, e.content)
+
+
+def _noqa_lines(source: str) -> dict[int, frozenset[str]]:
+    """line → codes suppressed on it (empty set: all)."""
+    out: dict[int, frozenset[str]] = {}
+    if "noqa" not in source and "NOQA" not in source.upper():
+        return out
+    for i, line in enumerate(source.splitlines(), 1):
+        if "#" not in line:
+            continue
+        m = _NOQA_RE.search(line)
+        if m:
+            codes = m.group("codes")
+            out[i] = frozenset(c.upper() for c in re.split(r"[,\s]+", codes) if c) if codes else frozenset()
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Files.
+
+
+def read_source(path: Path) -> tuple[str | None, str | None]:
+    """(text, None) or (None, reason). Accepts a UTF-8 BOM; keeps line endings as they are."""
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        return None, "is a directory"
+    except PermissionError:
+        return None, "permission denied"
+    except FileNotFoundError:
+        return None, "no such file"
+    except OSError as exc:
+        return None, exc.strerror or str(exc)
+    if b"\x00" in data[:8192]:
+        return None, "binary file (contains NUL bytes)"
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return None, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} on line {line})"
+    return text, None
+
+
+def lint_file(path: Path, settings: Settings, display: str | None = None) -> FileResult:
+    name = display or str(path)
+    if path.suffix == ".ipynb":
+        from trainlint.notebook import lint_notebook
+
+        return lint_notebook(path, settings, name)
+    text, err = read_source(path)
+    if text is None:
+        return FileResult(name, [_meta_finding("TL002", name, f"cannot read: {err}", 1, 1)])
+    if not text.strip():
+        return FileResult(name, [], note="empty file, nothing to lint")
+    return lint_text(text, name, settings)
+
+
+def lint_paths(paths: Iterable[Path | str], settings: Settings | None = None, jobs: int | None = 1) -> list[FileResult]:
+    """Lint files and directories. Results in a deterministic order (by path)."""
+    from trainlint.files import discover
+
+    settings = settings or Settings()
+    files = discover([Path(p) for p in paths], settings)
+    return [lint_file(f.path, settings, f.display) if f.error is None
+            else FileResult(f.display, [_meta_finding("TL002", f.display, f"cannot read: {f.error}", 1, 1)])
+            for f in files]
+
+
+SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}

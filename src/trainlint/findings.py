@@ -1,0 +1,148 @@
+"""The one type every check reports: a :class:`Finding`, from source to probe to output."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any
+
+
+class Severity(str, enum.Enum):
+    """How sure trainlint is that the run will fail or train wrong."""
+
+    ERROR = "error"  # the run will crash, or certainly trains wrong
+    WARNING = "warning"  # likely wrong
+    INFO = "info"  # the source cannot tell; `--probe` decides
+
+    @property
+    def rank(self) -> int:
+        return {"error": 0, "warning": 1, "info": 2}[self.value]
+
+
+class Stage(int, enum.Enum):
+    """The stage of the training pipeline a rule belongs to: the hundreds digit of its code."""
+
+    META = 0
+    DATA = 1
+    BATCHING = 2
+    MODEL = 3
+    LOSS = 4
+    OPTIMIZER = 5
+    EVALUATION = 6
+    LOOP = 7
+    COMPAT = 8
+
+    @property
+    def label(self) -> str:
+        return {
+            0: "meta",
+            1: "data",
+            2: "batching",
+            3: "model",
+            4: "loss",
+            5: "optimizer",
+            6: "evaluation",
+            7: "training loop",
+            8: "api compatibility",
+        }[self.value]
+
+
+class Applicability(str, enum.Enum):
+    SAFE = "safe"  # keeps behaviour: applied by --fix
+    UNSAFE = "unsafe"  # changes behaviour (e.g. a learning rate): needs --unsafe-fixes
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Position:
+    """1-based row and column (columns count characters)."""
+
+    row: int
+    column: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Edit:
+    """Replace the text between ``start`` and ``end`` (end exclusive) with ``content``."""
+
+    start: Position
+    end: Position
+    content: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "content": self.content,
+            "location": dataclasses.asdict(self.start),
+            "end_location": dataclasses.asdict(self.end),
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class Fix:
+    applicability: Applicability
+    message: str
+    edits: tuple[Edit, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "applicability": self.applicability.value,
+            "message": self.message,
+            "edits": [e.to_json() for e in self.edits],
+        }
+
+
+class ProbeStatus(str, enum.Enum):
+    CONFIRMED = "confirmed"  # the run showed the failure
+    NOT_REPRODUCED = "not reproduced"  # the run got past the point where it would fail
+    NOT_REACHED = "not reached"  # the run stopped before the point could be checked
+
+
+@dataclasses.dataclass(frozen=True)
+class ProbeOutcome:
+    status: ProbeStatus
+    evidence: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status.value, "evidence": self.evidence}
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    code: str
+    name: str
+    message: str
+    severity: Severity
+    filename: str
+    start: Position
+    end: Position
+    fix: Fix | None = None
+    hint: str = ""  # the concrete fix, in words (shown by --output-format full)
+    probe: ProbeOutcome | None = None
+    cell: int | None = None  # notebook cell (1-based) when linting .ipynb
+
+    @property
+    def url(self) -> str:
+        from trainlint.docs import rule_url
+
+        return rule_url(self.code)
+
+    def sort_key(self) -> tuple:
+        return (self.filename, self.cell or 0, self.start, self.code, self.message)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "code": self.code,
+            "name": self.name,
+            "message": self.message,
+            "severity": self.severity.value,
+            "filename": self.filename,
+            "location": dataclasses.asdict(self.start),
+            "end_location": dataclasses.asdict(self.end),
+            "url": self.url,
+            "fix": self.fix.to_json() if self.fix else None,
+            "hint": self.hint,
+        }
+        if self.cell is not None:
+            data["cell"] = self.cell
+        if self.probe is not None:
+            data["probe"] = self.probe.to_json()
+        return data

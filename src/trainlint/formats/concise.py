@@ -1,0 +1,49 @@
+"""``path:line:col: CODE message`` — one line per finding, then a summary."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from trainlint.findings import Finding
+from trainlint.formats import Run
+
+
+def location(f: Finding) -> str:
+    cell = f"cell {f.cell}:" if f.cell is not None else ""
+    return f"{f.filename}:{cell}{f.start.row}:{f.start.column}"
+
+
+def write(findings: list[Finding], out: TextIO, run: Run) -> None:
+    static = [f for f in findings if f.probe is None]
+    probed = [f for f in findings if f.probe is not None]
+    for f in static:
+        fixable = " [*]" if f.fix is not None else ""
+        out.write(f"{location(f)}: {f.code}{fixable} {f.message}\n")
+    if run.probed:
+        write_probe_section(probed, out, run)
+    out.write(summary(findings, run) + "\n")
+
+
+def write_probe_section(probed: list[Finding], out: TextIO, run: Run) -> None:
+    out.write("\nprobe:\n")
+    for note in run.probe_notes:
+        out.write(f"  {note}\n")
+    for f in probed:
+        evidence = f" — {f.probe.evidence}" if f.probe.evidence else ""
+        out.write(f"{location(f)}: {f.code} [{f.probe.status.value}] {f.message}{evidence}\n")
+    if run.verbose:
+        for d in run.probe_details:
+            out.write(d.rstrip("\n") + "\n")
+
+
+def summary(findings: list[Finding], run: Run) -> str:
+    if not findings:
+        return "All checks passed!" if run.files_checked else "No files to check."
+    counts: dict[str, int] = {}
+    for f in findings:
+        counts[f.severity.value] = counts.get(f.severity.value, 0) + 1
+    parts = ", ".join(f"{n} {sev}{'s' if n != 1 and sev != 'info' else ''}" for sev, n in sorted(counts.items(), key=lambda kv: ["error", "warning", "info"].index(kv[0])))
+    files = len({f.filename for f in findings})
+    fixable = sum(1 for f in findings if f.fix is not None)
+    tail = f"\n[*] {fixable} fixable with `trainlint --fix`" + (" (some need --unsafe-fixes)" if any(f.fix and f.fix.applicability.value == "unsafe" for f in findings) else "") + "." if fixable else ""
+    return f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''} ({parts}) in {files} file{'s' if files != 1 else ''}.{tail}"

@@ -1,0 +1,168 @@
+"""What trainlint knows without running anything: well-known hub datasets and model classes.
+
+The dataset table lets the static pass know that ``load_dataset("glue", "mnli")`` has 3 classes in
+its ``label`` column, which columns it has, and whether its splits are stored sorted by label.
+Entries are keyed by the dataset's short name (``"nyu-mll/glue"`` and ``"glue"`` are the same).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import libcst as cst
+
+
+@dataclasses.dataclass(frozen=True)
+class DatasetInfo:
+    name: str
+    config: str | None
+    num_labels: int | None  # classes of the label column; 1 = regression; None: not classification
+    label_column: str = "label"
+    columns: tuple[str, ...] = ()
+    task: str = "sequence-classification"  # or token-classification, multi-label, language-modeling, ...
+    sorted_by_label: bool = False  # splits stored sorted by label: the first N rows are one class
+    splits: tuple[str, ...] = ("train", "validation", "test")
+
+    @property
+    def display(self) -> str:
+        return f"{self.name}/{self.config}" if self.config else self.name
+
+
+def _d(name, config, num_labels, columns, **kw) -> DatasetInfo:
+    return DatasetInfo(name, config, num_labels, columns=tuple(columns), **kw)
+
+
+_GLUE_SPLITS = ("train", "validation", "test")
+_MNLI_SPLITS = ("train", "validation_matched", "validation_mismatched", "test_matched", "test_mismatched")
+
+DATASETS: dict[tuple[str, str | None], DatasetInfo] = {
+    (d.name, d.config): d
+    for d in [
+        # GLUE
+        _d("glue", "cola", 2, ["sentence", "label", "idx"]),
+        _d("glue", "sst2", 2, ["sentence", "label", "idx"]),
+        _d("glue", "mrpc", 2, ["sentence1", "sentence2", "label", "idx"]),
+        _d("glue", "qqp", 2, ["question1", "question2", "label", "idx"]),
+        _d("glue", "stsb", 1, ["sentence1", "sentence2", "label", "idx"], task="regression"),
+        _d("glue", "mnli", 3, ["premise", "hypothesis", "label", "idx"], splits=_MNLI_SPLITS),
+        _d("glue", "mnli_matched", 3, ["premise", "hypothesis", "label", "idx"], splits=("validation", "test")),
+        _d("glue", "mnli_mismatched", 3, ["premise", "hypothesis", "label", "idx"], splits=("validation", "test")),
+        _d("glue", "qnli", 2, ["question", "sentence", "label", "idx"]),
+        _d("glue", "rte", 2, ["sentence1", "sentence2", "label", "idx"]),
+        _d("glue", "wnli", 2, ["sentence1", "sentence2", "label", "idx"]),
+        _d("glue", "ax", 3, ["premise", "hypothesis", "label", "idx"], splits=("test",)),
+        # SuperGLUE (classification configs)
+        _d("super_glue", "boolq", 2, ["question", "passage", "idx", "label"]),
+        _d("super_glue", "cb", 3, ["premise", "hypothesis", "idx", "label"]),
+        _d("super_glue", "rte", 2, ["premise", "hypothesis", "idx", "label"]),
+        _d("super_glue", "wic", 2, ["word", "sentence1", "sentence2", "start1", "start2", "end1", "end2", "idx", "label"]),
+        # single-config text classification
+        _d("imdb", None, 2, ["text", "label"], sorted_by_label=True, splits=("train", "test", "unsupervised")),
+        _d("rotten_tomatoes", None, 2, ["text", "label"], sorted_by_label=True),
+        _d("ag_news", None, 4, ["text", "label"], splits=("train", "test")),
+        _d("emotion", None, 6, ["text", "label"]),
+        _d("yelp_review_full", None, 5, ["text", "label"], splits=("train", "test")),
+        _d("yelp_polarity", None, 2, ["text", "label"], splits=("train", "test")),
+        _d("amazon_polarity", None, 2, ["label", "title", "content"], splits=("train", "test")),
+        _d("dbpedia_14", None, 14, ["label", "title", "content"], sorted_by_label=True, splits=("train", "test")),
+        _d("sst2", None, 2, ["idx", "sentence", "label"]),
+        _d("snli", None, 3, ["premise", "hypothesis", "label"]),
+        _d("multi_nli", None, 3, ["promptID", "pairID", "premise", "premise_binary_parse", "premise_parse",
+                                   "hypothesis", "hypothesis_binary_parse", "hypothesis_parse", "genre", "label"],
+           splits=("train", "validation_matched", "validation_mismatched")),
+        _d("banking77", None, 77, ["text", "label"], splits=("train", "test")),
+        _d("financial_phrasebank", "sentences_allagree", 3, ["sentence", "label"], splits=("train",)),
+        _d("trec", None, 6, ["text", "coarse_label", "fine_label"], label_column="coarse_label", splits=("train", "test")),
+        _d("tweet_eval", "sentiment", 3, ["text", "label"]),
+        _d("tweet_eval", "emotion", 4, ["text", "label"]),
+        _d("tweet_eval", "hate", 2, ["text", "label"]),
+        _d("tweet_eval", "irony", 2, ["text", "label"]),
+        _d("tweet_eval", "offensive", 2, ["text", "label"]),
+        _d("paws", "labeled_final", 2, ["id", "sentence1", "sentence2", "label"]),
+        _d("xnli", "en", 3, ["premise", "hypothesis", "label"]),
+        _d("go_emotions", "simplified", 28, ["text", "labels", "id"], label_column="labels", task="multi-label"),
+        # token classification
+        _d("conll2003", None, 9, ["id", "tokens", "pos_tags", "chunk_tags", "ner_tags"], label_column="ner_tags",
+           task="token-classification"),
+        _d("wnut_17", None, 13, ["id", "tokens", "ner_tags"], label_column="ner_tags", task="token-classification"),
+        # language modelling (no labels)
+        _d("wikitext", "wikitext-2-raw-v1", None, ["text"], task="language-modeling"),
+        _d("wikitext", "wikitext-103-raw-v1", None, ["text"], task="language-modeling"),
+    ]
+}
+#: datasets whose single config is also reachable without a config name
+_DEFAULT_CONFIG = {"tweet_eval": None, "paws": "labeled_final", "go_emotions": "simplified"}
+_ALIASES = {"mnli": ("glue", "mnli"), "sst-2": ("glue", "sst2")}
+
+
+def dataset_info(name: str | None, config: str | None = None) -> DatasetInfo | None:
+    """Look up a hub dataset by (short or namespaced) name and config."""
+    if not name:
+        return None
+    short = name.rsplit("/", 1)[-1].lower()
+    if (short, None) in DATASETS and config is None:
+        return DATASETS[(short, None)]
+    if (short, config) in DATASETS:
+        return DATASETS[(short, config)]
+    if (short, None) in DATASETS:
+        return DATASETS[(short, None)]
+    if config is None and _DEFAULT_CONFIG.get(short):
+        return DATASETS.get((short, _DEFAULT_CONFIG[short]))
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Model classes.
+
+_HEADS = (
+    ("ForSequenceClassification", "sequence-classification"),
+    ("ForTokenClassification", "token-classification"),
+    ("ForMultipleChoice", "multiple-choice"),
+    ("ForQuestionAnswering", "question-answering"),
+    ("ForCausalLM", "causal-lm"),
+    ("ForMaskedLM", "masked-lm"),
+    ("ForSeq2SeqLM", "seq2seq-lm"),
+    ("ForConditionalGeneration", "seq2seq-lm"),
+    ("ForImageClassification", "image-classification"),
+    ("ForAudioClassification", "audio-classification"),
+    ("ForPreTraining", "pretraining"),
+    ("LMHeadModel", "causal-lm"),
+)
+
+#: heads whose output width is ``config.num_labels``
+CLASSIFICATION_HEADS = frozenset({"sequence-classification", "token-classification", "image-classification", "audio-classification"})
+
+
+def head_of(cls_name: str) -> str | None:
+    """The task head of a transformers model class name (``TFAutoModelForSequenceClassification``)."""
+    for suffix, head in _HEADS:
+        if cls_name.endswith(suffix):
+            return head
+    if re.fullmatch(r"(TF|Flax)?(Auto)?Model|(TF|Flax)?\w+Model", cls_name):
+        return "base"
+    return None
+
+
+#: checkpoint name fragments of decoder-only models (no pad token by default)
+DECODER_ONLY = ("gpt2", "gpt-2", "gpt-neo", "gpt-j", "gptj", "llama", "mistral", "mixtral", "qwen", "phi-",
+                "falcon", "opt-", "bloom", "pythia", "gemma", "smollm", "olmo", "tinyllama", "distilgpt2")
+
+
+def looks_like_group_texts(fn: cst.FunctionDef | cst.Lambda) -> bool:
+    """The classic ``group_texts``: concatenates examples and cuts fixed-size blocks."""
+    if isinstance(fn, cst.FunctionDef) and "group" in fn.name.value.lower():
+        return True
+    # `[t[i : i + block_size] for i in range(0, total_length, block_size)]`
+    for node in _iter(fn):
+        if isinstance(node, cst.Slice) and isinstance(node.upper, cst.BinaryOperation) and isinstance(node.upper.operator, cst.Add):
+            lower = node.lower
+            if isinstance(lower, cst.Name) and isinstance(node.upper.left, cst.Name) and node.upper.left.value == lower.value:
+                return True
+    return False
+
+
+def _iter(node):
+    from trainlint.facts import iter_nodes
+
+    return iter_nodes(node, (cst.Slice,))

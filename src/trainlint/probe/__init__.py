@@ -1,0 +1,50 @@
+"""Runtime probes: run the script in a sandboxed child process up to the training call, take one
+real batch, and confirm or refute each static finding under the same code.
+
+Parent side (this package, may import anything of trainlint) and child side (``child*.py`` and the
+``stages/*/probe*.py`` modules: standard library + the frameworks only, because they run inside the
+user's own interpreter given by ``--python``).
+
+Contract used by the CLI, the language server never calls it:
+
+    report = run_probe(script, static_findings, ProbeOptions(...))
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from trainlint.findings import Finding
+
+
+@dataclasses.dataclass(frozen=True)
+class ProbeOptions:
+    python: str | None = None  # interpreter of the training environment; default: sys.executable
+    timeout: float = 600.0  # hard limit for the whole child process group, in seconds
+    rows: int = 256  # datasets from load_dataset are cut to this many rows before the script's .map()
+    tiny_model: bool = False  # replace from_pretrained models by small random ones of the same config
+    overfit: int = 0  # --overfit N: N steps on the same batch (0: off)
+    verbose: bool = False
+    script_args: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass
+class ProbeReport:
+    #: Every static finding of the script, with ``.probe`` set (confirmed / not reproduced / not
+    #: reached), followed by the findings only the run could see (status confirmed).
+    findings: list[Finding]
+    #: Whether the child ran with network off and the project read-only.
+    isolated: bool = False
+    #: One-line notes for the user: isolation, framework versions, timings, the stop reason.
+    notes: list[str] = dataclasses.field(default_factory=list)
+    #: Shown with --verbose: e.g. one decoded training example.
+    details: list[str] = dataclasses.field(default_factory=list)
+
+
+def run_probe(script: Path, static_findings: list[Finding], options: ProbeOptions) -> ProbeReport:
+    from trainlint.probe.runner import run
+
+    return run(script, static_findings, options)

@@ -1,0 +1,127 @@
+"""The rule base class and the registry of the catalog.
+
+One rule is one known failure of the training pipeline. Its code is ``TL`` + three digits whose
+hundreds digit is the pipeline stage (:class:`~trainlint.findings.Stage`). Rules live by stage in
+``trainlint/stages/s<N>_<stage>/rules.py``; the runtime checks of the same stage sit beside them in
+``probe.py``. The document of each rule is ``rules/<CODE>.md`` at the top of the repository.
+
+A rule's static check is a set of ``visit_<NodeType>(self, node, ctx)`` methods. The engine parses a
+file once, walks it once, and calls these methods for every node of that type, with a
+:class:`~trainlint.context.Context` that holds the facts shared by all rules (imports, what each
+name holds). A rule without visit methods is confirmed by the probe only.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from typing import TYPE_CHECKING, ClassVar, Iterable
+
+from trainlint.findings import Applicability, Severity, Stage
+
+if TYPE_CHECKING:
+    from trainlint.context import Context
+
+CODE_RE = re.compile(r"^TL\d{3}$")
+
+STAGE_MODULES = (
+    "trainlint.stages.s0_meta.rules",
+    "trainlint.stages.s1_data.rules",
+    "trainlint.stages.s2_batching.rules",
+    "trainlint.stages.s3_model.rules",
+    "trainlint.stages.s4_loss.rules",
+    "trainlint.stages.s5_optimizer.rules",
+    "trainlint.stages.s6_evaluation.rules",
+    "trainlint.stages.s7_loop.rules",
+    "trainlint.stages.s8_compat.rules",
+)
+
+
+class Rule:
+    """Base class of every rule. Subclasses set the class attributes below."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]  # kebab-case, stable, e.g. "string-optimizer"
+    severity: ClassVar[Severity]
+    #: In the default selection. Opinionated/advice-level rules set this to False.
+    default: ClassVar[bool] = True
+    #: What the runtime probe does to confirm it ("" when only the source can tell).
+    probe: ClassVar[str] = ""
+    #: Applicability of the autofix this rule offers, if any.
+    fix: ClassVar[Applicability | None] = None
+    #: Only parse-and-run this rule's checks when one of these words is in the source.
+    #: Empty: always.
+    triggers: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def stage(cls) -> Stage:
+        return Stage(int(cls.code[2]))
+
+    @classmethod
+    def summary(cls) -> str:
+        return (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else cls.name
+
+    @classmethod
+    def visit_methods(cls) -> dict[str, str]:
+        """Map of CST node type name → method name for this rule's static checks."""
+        return {
+            attr[len("visit_") :]: attr
+            for attr in dir(cls)
+            if attr.startswith("visit_") and callable(getattr(cls, attr))
+        }
+
+    @classmethod
+    def has_static_check(cls) -> bool:
+        return bool(cls.visit_methods()) or hasattr(cls, "finish")
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def report(self, node, message: str, **kwargs) -> None:
+        self.ctx.report(self, node, message, **kwargs)
+
+
+_REGISTRY: dict[str, type[Rule]] = {}
+
+
+def register(cls: type[Rule]) -> type[Rule]:
+    """Class decorator: add a rule to the catalog."""
+    if not CODE_RE.match(cls.code):
+        raise ValueError(f"bad rule code {cls.code!r}")
+    if cls.code in _REGISTRY and _REGISTRY[cls.code] is not cls:
+        raise ValueError(f"duplicate rule code {cls.code}")
+    _REGISTRY[cls.code] = cls
+    return cls
+
+
+def all_rules() -> dict[str, type[Rule]]:
+    if not _REGISTRY:
+        for mod in STAGE_MODULES:
+            importlib.import_module(mod)
+    return dict(sorted(_REGISTRY.items()))
+
+
+def get_rule(code: str) -> type[Rule] | None:
+    return all_rules().get(code.upper())
+
+
+def expand_selectors(selectors: Iterable[str]) -> set[str]:
+    """``ALL``, a full code, or a prefix (``TL3``, ``TL30``) → the set of codes it names."""
+    rules = all_rules()
+    out: set[str] = set()
+    for sel in selectors:
+        s = sel.strip().upper()
+        if not s:
+            continue
+        if s == "ALL":
+            out.update(rules)
+            continue
+        matched = {c for c in rules if c.startswith(s)}
+        if not matched:
+            raise ValueError(f"unknown rule selector {sel!r}")
+        out |= matched
+    return out
+
+
+def default_codes() -> set[str]:
+    return {c for c, r in all_rules().items() if r.default}

@@ -1,0 +1,1 @@
+"""Stage: the file itself (cannot be read, parsed or analysed)."""

@@ -1,0 +1,1 @@
+"""Stage: data (what the dataset holds)."""

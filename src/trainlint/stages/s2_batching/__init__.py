@@ -1,0 +1,1 @@
+"""Stage: batching and collation."""

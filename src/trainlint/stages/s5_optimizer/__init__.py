@@ -1,0 +1,1 @@
+"""Stage: optimizer and hyperparameters."""

@@ -1,0 +1,1 @@
+"""Stage: API compatibility."""

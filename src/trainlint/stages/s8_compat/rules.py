@@ -1,0 +1,202 @@
+"""TL8xx: API compatibility — calls that fail on current releases of the libraries."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from trainlint.facts import MetricValue, literal
+from trainlint.findings import Applicability, Severity
+from trainlint.rule import Rule, register
+
+
+def _imported_names(node: cst.ImportFrom):
+    if isinstance(node.names, cst.ImportStar):
+        return
+    for alias in node.names:
+        if isinstance(alias.name, cst.Name):
+            yield alias
+
+
+class RemovedName(Rule):
+    """Base for "X was removed from library L": flags `from L import X` and `L.X`."""
+
+    module: str
+    attr: str
+    removed_in: tuple[int, ...]
+    dist: str
+    replacement: str
+
+    def symptom(self) -> str:
+        raise NotImplementedError
+
+    def _severity(self) -> Severity:
+        v = self.ctx.settings.version(self.dist)
+        return Severity.WARNING if v is not None and v < self.removed_in else Severity.ERROR
+
+    def _message(self) -> str:
+        v = self.ctx.settings.version(self.dist)
+        since = ".".join(map(str, self.removed_in))
+        if v is not None and v < self.removed_in:
+            return f"`{self.module}.{self.attr}` is deprecated and gone from {self.dist} {since}: {self.symptom()} after an upgrade"
+        return f"`{self.module}.{self.attr}` was removed in {self.dist} {since}: {self.symptom()}"
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None:
+            return
+        from trainlint.facts import dotted
+
+        if dotted(node.module) != self.module:
+            return
+        for alias in _imported_names(node):
+            if alias.name.value == self.attr:
+                self.report(alias, self._message(), hint=self.replacement, severity=self._severity())
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value != self.attr:
+            return
+        if self.ctx.facts.qualname(node) == f"{self.module}.{self.attr}":
+            self.report(node, self._message(), hint=self.replacement, severity=self._severity())
+
+
+@register
+class LoadMetricRemoved(RemovedName):
+    """`datasets.load_metric` was removed in datasets 3.0: metrics live in the `evaluate` library."""
+
+    code = "TL801"
+    name = "load-metric-removed"
+    severity = Severity.ERROR
+    fix = Applicability.SAFE
+    triggers = ("load_metric",)
+    module, attr, removed_in, dist = "datasets", "load_metric", (3, 0), "datasets"
+    replacement = "use `evaluate.load(...)` (`pip install evaluate`; `import evaluate`)"
+
+    def symptom(self) -> str:
+        return "\"ImportError: cannot import name 'load_metric' from 'datasets'\""
+
+
+@register
+class TransformersAdamWRemoved(RemovedName):
+    """`transformers.AdamW` was removed: use `torch.optim.AdamW`."""
+
+    code = "TL802"
+    name = "transformers-adamw-removed"
+    severity = Severity.ERROR
+    fix = Applicability.SAFE
+    triggers = ("AdamW",)
+    module, attr, removed_in, dist = "transformers", "AdamW", (4, 47), "transformers"
+    replacement = "use `torch.optim.AdamW` (same arguments; `correct_bias` is always on)"
+
+    def symptom(self) -> str:
+        return "\"ImportError: cannot import name 'AdamW' from 'transformers'\""
+
+
+@register
+class TFTrainerRemoved(RemovedName):
+    """`transformers.TFTrainer` was removed: train TensorFlow models with Keras `compile()`/`fit()`."""
+
+    code = "TL803"
+    name = "tftrainer-removed"
+    severity = Severity.ERROR
+    triggers = ("TFTrainer",)
+    module, attr, removed_in, dist = "transformers", "TFTrainer", (4, 30), "transformers"
+    replacement = "use Keras: `model.compile(optimizer=...)` and `model.fit(tf_dataset)`"
+
+    def symptom(self) -> str:
+        return "\"ImportError: cannot import name 'TFTrainer' from 'transformers'\""
+
+
+class RenamedKeyword(Rule):
+    """Base for a keyword argument renamed in transformers 5 (a TypeError there)."""
+
+    old: str
+    new: str
+    owner: str  # "trainer" or "training_args"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        if self.owner == "trainer":
+            if not facts.is_trainer_class(node.func, node):
+                return
+        elif facts.callee(node) not in ("transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"):
+            return
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == self.old:
+                v = self.ctx.settings.version("transformers")
+                callee = self.ctx.code(node.func)
+                if v is not None and v < (5,):
+                    msg = (f"`{callee}({self.old}=...)` is deprecated: it is a TypeError on transformers 5 "
+                           f"(\"unexpected keyword argument '{self.old}'\")")
+                    sev = Severity.WARNING
+                else:
+                    msg = (f"`{callee}({self.old}=...)` fails on transformers 5: \"TypeError: __init__() got an "
+                           f"unexpected keyword argument '{self.old}'\"")
+                    sev = Severity.ERROR
+                self.report(arg.keyword, msg, hint=f"rename it: `{self.new}=`", severity=sev)
+
+
+@register
+class TrainerTokenizerArgument(RenamedKeyword):
+    """`Trainer(tokenizer=...)`: the argument is `processing_class` since transformers 4.46 and gone in 5."""
+
+    code = "TL804"
+    name = "trainer-tokenizer-argument"
+    severity = Severity.ERROR
+    fix = Applicability.SAFE
+    probe = "The TypeError is reported at the script's own line."
+    triggers = ("tokenizer",)
+    old, new, owner = "tokenizer", "processing_class", "trainer"
+
+
+@register
+class EvaluationStrategyArgument(RenamedKeyword):
+    """`TrainingArguments(evaluation_strategy=...)`: renamed `eval_strategy`, gone in transformers 5."""
+
+    code = "TL805"
+    name = "evaluation-strategy-argument"
+    severity = Severity.ERROR
+    fix = Applicability.SAFE
+    probe = "The TypeError is reported at the script's own line."
+    triggers = ("evaluation_strategy",)
+    old, new, owner = "evaluation_strategy", "eval_strategy", "training_args"
+
+
+_DATASET_METHODS = frozenset({"map", "filter", "to_tf_dataset", "train_test_split", "shuffle", "select",
+                              "remove_columns", "rename_column", "set_format", "with_format", "column_names"})
+
+
+@register
+class MetricLoadedAsDataset(Rule):
+    """`evaluate.load(...)` (a metric) used where a dataset is meant."""
+
+    code = "TL806"
+    name = "metric-loaded-as-dataset"
+    severity = Severity.ERROR
+    fix = Applicability.UNSAFE
+    triggers = ("evaluate",)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._reported: set = set()
+
+    def _check(self, receiver: cst.BaseExpression, use: cst.CSTNode, at: cst.CSTNode) -> None:
+        v = self.ctx.facts.value_of(receiver, at)
+        if not isinstance(v, MetricValue) or v.call is None or v.call in self._reported:
+            return
+        self._reported.add(v.call)
+        load = self.ctx.code(v.call)
+        args = ", ".join(self.ctx.code(a.value) for a in v.call.args)
+        self.report(
+            v.call,
+            f"`{load}` loads a metric, not a dataset, but it is used as one (`{self.ctx.code(use)}`): "
+            "the script fails with an AttributeError or a KeyError",
+            hint=f"load the data with `datasets.load_dataset({args})`",
+        )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _DATASET_METHODS:
+            self._check(node.func.value, node.func, node)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        sl = node.slice[0].slice if len(node.slice) == 1 else None
+        if isinstance(sl, cst.Index) and isinstance(literal(sl.value), str):
+            self._check(node.value, node, node)
