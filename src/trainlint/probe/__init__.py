@@ -42,6 +42,10 @@ class ProbeReport:
     notes: list[str] = dataclasses.field(default_factory=list)
     #: Shown with --verbose: e.g. one decoded training example.
     details: list[str] = dataclasses.field(default_factory=list)
+    #: How the run ended: "reached-training" (the probe ran its checks), "script-error" (the script
+    #: raised before training), "exited" (sys.exit before training), "finished" (the script ended
+    #: without a training call), "timeout", "crashed" (the child died without a result).
+    outcome: str = ""
 
 
 def run_probe(script: Path, static_findings: list[Finding], options: ProbeOptions) -> ProbeReport:

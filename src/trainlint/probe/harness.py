@@ -1,0 +1,274 @@
+"""Child-side harness of the probe (see PROTOCOL.md): events to the parent, post-import hooks, the
+user's line, the stop exception.
+
+Runs inside the user's interpreter: standard library only. Nothing here imports a framework.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.abc
+import importlib.util
+import json
+import os
+import sys
+import threading
+import traceback
+import types
+from typing import Any, Callable, Iterator
+
+#: The config.json dict (set by child.main).
+options: dict[str, Any] = {}
+#: The temporary directory for everything the script would write.
+workdir: str = ""
+#: Absolute, resolved path of the user's script.
+script_path: str = ""
+#: Functions ``(exc, line) -> (code, message, evidence) | None`` mapping a script exception to a code.
+exception_mappers: list[Callable[[BaseException, "int | None"], "tuple[str, str, str] | None"]] = []
+#: Free-form state shared between hooks and checks of the child (e.g. recorded label columns).
+state: dict[str, Any] = {}
+
+_events_file = None
+_lock = threading.Lock()
+_busy_depth = 0
+_ended = False
+
+
+class ProbeStop(BaseException):
+    """Raised to stop the user's script once the probe has what it needs (not an Exception, so a
+    script's ``except Exception`` does not swallow it)."""
+
+
+# ---------------------------------------------------------------- events
+
+
+def open_events(path: str) -> None:
+    global _events_file
+    _events_file = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+
+
+def emit(type_: str, **data: Any) -> None:
+    data = {"type": type_, **data}
+    line = json.dumps(data, default=str)
+    with _lock:
+        if _events_file is None:
+            sys.__stderr__.write("[trainlint-probe] " + line + "\n")
+            return
+        _events_file.write(line + "\n")
+        _events_file.flush()
+
+
+def finding(
+    code: str,
+    message: str,
+    evidence: str = "",
+    line: int | None = None,
+    confirms: tuple[str, ...] | list[str] = (),
+    severity: str | None = None,
+) -> None:
+    emit(
+        "finding",
+        code=code,
+        message=message,
+        evidence=evidence or message,
+        line=line,
+        confirms=list(confirms),
+        severity=severity,
+    )
+
+
+def checked(*codes: str) -> None:
+    emit("checked", codes=list(codes))
+
+
+def note(text: str) -> None:
+    emit("note", text=text)
+
+
+def detail(text: str) -> None:
+    emit("detail", text=text)
+
+
+def phase(name: str) -> None:
+    emit("phase", name=name)
+
+
+def versions(**v: str) -> None:
+    emit("versions", versions=v)
+
+
+def end(outcome: str, text: str = "", line: int | None = None) -> None:
+    global _ended
+    if _ended:
+        return
+    _ended = True
+    emit("end", outcome=outcome, text=text, line=line)
+
+
+def ended() -> bool:
+    return _ended
+
+
+def stop(outcome: str = "reached-training", text: str = "", line: int | None = None) -> None:
+    end(outcome, text, line)
+    raise ProbeStop(text)
+
+
+# ---------------------------------------------------------------- the user's line
+
+
+def _is_user_file(filename: str) -> bool:
+    if not filename or filename.startswith("<"):
+        return False
+    try:
+        return os.path.realpath(filename) == script_path
+    except (OSError, ValueError):
+        return False
+
+
+def user_line(tb: types.TracebackType | None = None) -> int | None:
+    """The line of the deepest frame in the user's script: in a traceback, or else in the current
+    call stack."""
+    if tb is not None:
+        found = None
+        for frame, lineno in traceback.walk_tb(tb):
+            if _is_user_file(frame.f_code.co_filename):
+                found = lineno
+        return found
+    frame = sys._getframe(1)
+    while frame is not None:
+        if _is_user_file(frame.f_code.co_filename):
+            return frame.f_lineno
+        frame = frame.f_back
+    return None
+
+
+def user_frame() -> types.FrameType | None:
+    """The deepest frame of the current stack that runs the user's script."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if _is_user_file(frame.f_code.co_filename):
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def user_source_line(line: int | None) -> str:
+    if not line:
+        return ""
+    try:
+        with open(script_path, encoding="utf-8") as f:
+            for i, text in enumerate(f, 1):
+                if i == line:
+                    return text.strip()
+    except OSError:
+        pass
+    return ""
+
+
+def where(line: int | None) -> str:
+    name = os.path.basename(script_path) or "script"
+    return f"{name}:{line}" if line else name
+
+
+# ---------------------------------------------------------------- busy: the probe's own work
+
+
+@contextlib.contextmanager
+def busy() -> Iterator[None]:
+    """While active, the loop hooks (backward/step observers) ignore calls: they are the probe's."""
+    global _busy_depth
+    _busy_depth += 1
+    try:
+        yield
+    finally:
+        _busy_depth -= 1
+
+
+def is_busy() -> bool:
+    return _busy_depth > 0
+
+
+# ---------------------------------------------------------------- post-import hooks
+
+_hooks: dict[str, list[Callable[[types.ModuleType], None]]] = {}
+_resolving: set[str] = set()
+
+
+def _run_hooks(module: types.ModuleType) -> None:
+    for cb in _hooks.pop(module.__name__, []):
+        try:
+            cb(module)
+        except Exception as exc:  # a broken hook must never break the user's import
+            note(f"probe hook for {module.__name__} failed: {type(exc).__name__}: {exc}")
+
+
+class _HookedLoader(importlib.abc.Loader):
+    def __init__(self, loader: Any) -> None:
+        self._loader = loader
+
+    def create_module(self, spec):  # noqa: ANN001
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        spec = module.__spec__
+        if spec is not None:
+            spec.loader = self._loader
+        module.__loader__ = self._loader
+        self._loader.exec_module(module)
+        _run_hooks(module)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)
+
+
+class _PostImportFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path, target=None):  # noqa: ANN001
+        if fullname not in _hooks or fullname in _resolving:
+            return None
+        _resolving.add(fullname)
+        try:
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(fullname, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+        finally:
+            _resolving.discard(fullname)
+        if spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        spec.loader = _HookedLoader(spec.loader)
+        return spec
+
+
+_finder = _PostImportFinder()
+
+
+def when_imported(name: str, callback: Callable[[types.ModuleType], None]) -> None:
+    """Run ``callback(module)`` once module ``name`` has been imported (at once if it already is)."""
+    if _finder not in sys.meta_path:
+        sys.meta_path.insert(0, _finder)
+    mod = sys.modules.get(name)
+    if mod is not None and getattr(getattr(mod, "__spec__", None), "_initializing", False) is False:
+        try:
+            callback(mod)
+        except Exception as exc:
+            note(f"probe hook for {name} failed: {type(exc).__name__}: {exc}")
+        return
+    _hooks.setdefault(name, []).append(callback)
+
+
+def guarded(label: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run one probe check; a bug in trainlint's check becomes a note, never a crash of the run."""
+    try:
+        return fn(*args, **kwargs)
+    except ProbeStop:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        tb = traceback.extract_tb(exc.__traceback__)[-1:]
+        at = f" ({os.path.basename(tb[0].filename)}:{tb[0].lineno})" if tb else ""
+        note(f"probe check '{label}' could not run: {type(exc).__name__}: {exc}{at}")
+        return None

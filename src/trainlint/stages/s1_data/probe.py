@@ -1,0 +1,278 @@
+"""Runtime checks of the data stage (child side: standard library + frameworks only).
+
+- the ``load_dataset`` row cut, recording the whole label column first (cheaply, from the Arrow table);
+- TL101: the dataset the Trainer holds lacks the model's input columns (raw text, not tokenized);
+- TL106 (confirms TL301): label values over the whole label column vs ``model.config.num_labels``;
+- one decoded training example for ``--verbose``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections import Counter
+from typing import Any
+
+LABEL_COLUMNS = ("labels", "label", "label_ids")
+
+
+# ---------------------------------------------------------------- load_dataset: cut + whole label column
+
+
+def _arrow_counts(ds: Any, column: str) -> Counter | None:
+    """Value counts of a scalar label column, read from the Arrow table without decoding rows."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:
+        return None
+    table = getattr(ds, "data", None)
+    if table is None or column not in getattr(ds, "column_names", ()):
+        return None
+    arr = table.column(column)
+    t = arr.type
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
+        return None
+    indices = getattr(ds, "_indices", None)
+    if indices is not None:  # a select()/shuffle() view: take the rows it sees
+        arr = pc.take(arr, indices.column(0))
+    counts = pc.value_counts(arr)
+    out: Counter = Counter()
+    for item in counts.to_pylist():
+        value = item["values"]
+        if value is None:
+            continue
+        if isinstance(value, float) and value.is_integer():
+            value = float(value)
+        out[value] += int(item["counts"])
+        if len(out) > 10_000:  # a regression target, not class ids
+            return None
+    return out
+
+
+def _class_names(ds: Any, column: str) -> list[str] | None:
+    feature = getattr(ds, "features", {}).get(column) if hasattr(ds, "features") else None
+    names = getattr(feature, "names", None)
+    return list(names) if names else None
+
+
+def cut_rows(h: Any, result: Any, rows: int, args: tuple, kwargs: dict) -> Any:
+    """Record the whole label column of every split, then cut each split to ``rows`` rows."""
+    import datasets
+
+    source = repr(args[0]) if args else "dataset"
+    registry = h.state.setdefault("full_labels", {})
+
+    def one(ds: Any, split: str) -> Any:
+        if not isinstance(ds, datasets.Dataset):
+            return ds
+        for column in LABEL_COLUMNS:
+            counts = _arrow_counts(ds, column)
+            if counts is not None:
+                entry = registry.setdefault(column, {"counts": Counter(), "rows": 0, "sources": [], "names": None})
+                entry["counts"].update(counts)
+                entry["rows"] += len(ds)
+                entry["sources"].append(f"{source}[{split}]")
+                entry["names"] = entry["names"] or _class_names(ds, column)
+        n = len(ds)
+        if n <= rows:
+            return ds
+        h.state["rows_cut"] = True
+        h.state.setdefault("cuts", []).append(f"{source}[{split}]: {n} → {rows} rows")
+        return ds.select(range(rows))
+
+    if isinstance(result, datasets.DatasetDict):
+        out = datasets.DatasetDict({k: one(v, k) for k, v in result.items()})
+    elif isinstance(result, datasets.Dataset):
+        out = one(result, str(kwargs.get("split") or "split"))
+    else:
+        return result
+    if h.state.get("cuts"):
+        h.note("load_dataset cut for the probe: " + "; ".join(h.state["cuts"][-4:]))
+    return out
+
+
+# ---------------------------------------------------------------- the Trainer's dataset
+
+
+def _columns(ds: Any) -> list[str] | None:
+    if hasattr(ds, "column_names") and isinstance(ds.column_names, list):
+        return list(ds.column_names)
+    try:
+        first = ds[0]
+    except Exception:  # noqa: BLE001
+        return None
+    if isinstance(first, dict) or hasattr(first, "keys"):
+        return list(first.keys())
+    return None
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def unwrap_model(model: Any) -> Any:
+    inner = model
+    for _ in range(4):
+        nxt = getattr(inner, "module", None)
+        if nxt is None or nxt is inner:
+            break
+        inner = nxt
+    return inner
+
+
+def forward_arguments(model: Any) -> tuple[set[str], bool]:
+    """Names the model's ``forward`` accepts, and whether it accepts any keyword (**kwargs untyped)."""
+    model = unwrap_model(model)
+    try:
+        sig = inspect.signature(model.forward)
+    except (TypeError, ValueError):
+        return set(), True
+    names: set[str] = set()
+    any_kw = False
+    for p in sig.parameters.values():
+        if p.kind is inspect.Parameter.VAR_KEYWORD:
+            ann = p.annotation
+            keys = getattr(ann, "__annotations__", None)
+            if keys is None:
+                # `**kwargs: Unpack[TransformersKwargs]` shows the TypedDict in __args__.
+                for arg in getattr(ann, "__args__", ()) or ():
+                    keys = getattr(arg, "__annotations__", None)
+                    if keys is not None:
+                        break
+            if keys is None:
+                any_kw = True
+            else:
+                names.update(keys)
+        elif p.kind is not inspect.Parameter.VAR_POSITIONAL:
+            names.add(p.name)
+    return names, any_kw
+
+
+def label_column(columns: list[str]) -> str | None:
+    for c in LABEL_COLUMNS:
+        if c in columns:
+            return c
+    return None
+
+
+def label_counts(h: Any, ds: Any, column: str) -> tuple[Counter | None, str]:
+    """Counts over the whole label column: the column recorded before the probe's row cut when the
+    Trainer's dataset came from it (its values are a subset), else the dataset's own column."""
+    own = _arrow_counts(ds, column)
+    if own is None:
+        try:
+            values = ds[column] if hasattr(ds, "column_names") else [ds[i][column] for i in range(min(len(ds), 5000))]
+            own = Counter(v.item() if hasattr(v, "item") else v for v in values)
+        except Exception:  # noqa: BLE001
+            return None, ""
+    recorded = h.state.get("full_labels", {})
+    for col in (column, *LABEL_COLUMNS):
+        entry = recorded.get(col)
+        if entry and set(own) <= set(entry["counts"]):
+            return entry["counts"], (
+                f"whole label column, {entry['rows']} rows of {', '.join(entry['sources'][:3])} "
+                "(read before the probe's row cut)"
+            )
+    return own, f"whole label column of the Trainer's train_dataset, {sum(own.values())} rows"
+
+
+def format_counts(counts: Counter, limit: int = 12) -> str:
+    items = sorted(counts.items(), key=lambda kv: (str(type(kv[0])), kv[0]))
+    text = ", ".join(f"{_num(v)}×{c}" for v, c in items[:limit])
+    if len(items) > limit:
+        text += f", … ({len(items)} values)"
+    return text
+
+
+def _num(v: Any) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return f"{v:.1f}"
+    return str(v)
+
+
+def check_trainer_data(h: Any, st: Any) -> None:
+    trainer = st.trainer
+    ds = trainer.train_dataset
+    model = unwrap_model(trainer.model)
+    if ds is None:
+        h.note("the Trainer has no train_dataset: data and batching checks skipped")
+        return
+    columns = _columns(ds)
+    main_input = getattr(model, "main_input_name", "input_ids") or "input_ids"
+    if columns is not None:
+        h.detail(f"train_dataset: {type(ds).__name__}, {len(ds) if hasattr(ds, '__len__') else '?'} rows, columns {columns}")
+    # TL101: raw data in the Trainer.
+    if columns is not None and main_input not in columns and "inputs_embeds" not in columns:
+        accepted, _ = forward_arguments(model)
+        try:
+            first = ds[0]
+            row = ", ".join(f"{k}: {_short(v, 60)}" for k, v in list(dict(first).items())[:4])
+        except Exception:  # noqa: BLE001
+            row = ""
+        st.raw_dataset = True
+        st.stop = True
+        h.finding(
+            "TL101",
+            f"the Trainer's train_dataset has no `{main_input}` column: it holds raw data "
+            f"(columns {', '.join(columns)}), not the tokenized dataset",
+            evidence=(
+                f"train_dataset columns {columns}; {type(model).__name__}.forward needs `{main_input}`"
+                + (f"; first row {{{row}}}" if row else "")
+            ),
+            line=st.line,
+        )
+        if row:
+            h.detail(f"train example 0 (raw): {{{row}}}")
+        return
+    h.checked("TL101")
+    # One decoded example.
+    h.guarded("decoded example", _decoded_example, h, trainer, ds, main_input, columns)
+    # TL106 / TL301: label range over the whole column.
+    if columns is None:
+        return
+    column = label_column(columns)
+    config = getattr(model, "config", None)
+    num_labels = getattr(config, "num_labels", None)
+    if column is None or num_labels is None:
+        return
+    counts, source = label_counts(h, ds, column)
+    if not counts:
+        return
+    st.label_counts = counts
+    if not all(isinstance(v, (int, float, bool)) for v in counts):
+        return
+    integral = all(float(v).is_integer() for v in counts)
+    problem_type = getattr(config, "problem_type", None)
+    if integral and num_labels > 1 and problem_type in (None, "single_label_classification"):
+        bad = Counter({v: c for v, c in counts.items() if v != -100 and (v < 0 or v >= num_labels)})
+        if bad:
+            values = sorted(bad)
+            h.finding(
+                "TL106",
+                f"label values {', '.join(_num(v) for v in values)} are outside [0, {num_labels}): "
+                f"the model has num_labels={num_labels} but the labels have {len(counts)} classes",
+                evidence=(
+                    f"{source}: {format_counts(counts)}; model.config.num_labels = {num_labels} → out of range: "
+                    f"{format_counts(bad)}"
+                ),
+                line=st.line,
+                confirms=("TL301",),
+            )
+            return
+    h.checked("TL106", "TL301")
+
+
+def _decoded_example(h: Any, trainer: Any, ds: Any, main_input: str, columns: list[str] | None) -> None:
+    first = ds[0]
+    ids = first.get(main_input) if hasattr(first, "get") else None
+    label_col = label_column(columns or [])
+    label = first.get(label_col) if (label_col and hasattr(first, "get")) else None
+    tok = getattr(trainer, "processing_class", None)
+    if ids is not None and tok is not None and hasattr(tok, "decode"):
+        if hasattr(ids, "tolist"):
+            ids = ids.tolist()
+        text = tok.decode(ids)
+        h.detail(f"train example 0 (decoded): {_short(text, 300)}" + (f"  label={label!r}" if label_col else ""))
+    elif ids is not None:
+        h.detail(f"train example 0: {main_input}={_short(ids, 200)}" + (f"  label={label!r}" if label_col else ""))

@@ -1,0 +1,103 @@
+"""Runtime checks of the loss & labels stage (child side: standard library + frameworks only).
+
+- TL405 (confirms TL304): label dtype vs ``problem_type`` (float class ids with num_labels>1 become a
+  multi-label BCE problem; integer classes with num_labels=1 become a regression);
+- TL406: NaN/inf loss at initialisation, per sample;
+- TL407: initial loss far above ln(num_labels) (warning).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from trainlint.stages.s1_data.probe import format_counts, unwrap_model
+
+
+def check_label_dtype(h: Any, st: Any) -> None:
+    counts = st.label_counts
+    config = getattr(unwrap_model(st.trainer.model), "config", None)
+    if not counts or config is None:
+        return
+    num_labels = getattr(config, "num_labels", None)
+    problem_type = getattr(config, "problem_type", None)
+    floats = any(isinstance(v, float) for v in counts)
+    integral = all(float(v).is_integer() for v in counts)
+    if floats and num_labels and num_labels > 1 and problem_type in (None, "multi_label_classification") and integral:
+        h.finding(
+            "TL405",
+            f"scalar float labels with num_labels={num_labels}: transformers treats them as multi-label "
+            "classification (BCEWithLogitsLoss), not as class ids",
+            evidence=f"label values (float): {format_counts(counts)}; problem_type={problem_type!r}",
+            line=st.line,
+        )
+        st.stop = True
+        return
+    if not floats and num_labels == 1 and problem_type in (None, "regression") and len(counts) >= 2:
+        h.finding(
+            "TL405",
+            f"integer class labels with num_labels=1: transformers trains a regression (MSELoss) on the class ids "
+            f"({len(counts)} distinct values)",
+            evidence=f"label values (int): {format_counts(counts)}; num_labels=1, problem_type={problem_type!r}",
+            line=st.line,
+            confirms=("TL304",),
+        )
+        return
+    h.checked("TL405", "TL304")
+
+
+def check_loss(h: Any, st: Any) -> None:
+    import torch
+    import torch.nn.functional as F
+
+    loss = st.loss
+    if loss is None:
+        return
+    value = float(loss.detach().float().mean())
+    logits = getattr(st.outputs, "logits", None) if st.outputs is not None else None
+    if logits is None and isinstance(st.outputs, dict):
+        logits = st.outputs.get("logits")
+    labels = (st.inputs or {}).get("labels")
+    per_sample = None
+    if logits is not None and labels is not None and logits.dim() == 2 and labels.dim() == 1:
+        with torch.no_grad():
+            if not labels.is_floating_point() and logits.shape[-1] > 1:
+                safe = labels.clone()
+                valid = (safe >= 0) & (safe < logits.shape[-1])
+                safe[~valid] = -100
+                per_sample = F.cross_entropy(logits.float(), safe, reduction="none", ignore_index=-100)
+            elif logits.shape[-1] == 1:
+                per_sample = (logits.float().squeeze(-1) - labels.float()) ** 2
+    if not math.isfinite(value) or (per_sample is not None and not torch.isfinite(per_sample).all()):
+        ev = f"loss on one batch at initialisation = {value}"
+        if per_sample is not None:
+            idx = torch.nonzero(~torch.isfinite(per_sample)).flatten().tolist()
+            ev += f"; non-finite per-sample loss at batch indices {idx[:16]} (labels {labels[idx].tolist()[:16]})"
+        if logits is not None and not torch.isfinite(logits).all():
+            ev += "; the logits themselves contain NaN/inf"
+        h.finding("TL406", f"the loss is not finite at initialisation ({value})", evidence=ev, line=st.line)
+        st.stop = True
+        return
+    h.checked("TL406")
+    # TL407: a fresh classification head predicts ~uniformly: loss ≈ ln(C).
+    config = getattr(unwrap_model(st.trainer.model), "config", None)
+    num_labels = getattr(config, "num_labels", 0) or 0
+    problem_type = getattr(config, "problem_type", None)
+    if (
+        logits is not None
+        and labels is not None
+        and num_labels > 1
+        and not labels.is_floating_point()
+        and problem_type in (None, "single_label_classification")
+    ):
+        expected = math.log(num_labels)
+        if value > 2.5 * expected + 0.5:
+            h.finding(
+                "TL407",
+                f"initial loss {value:.3f} is far above ln({num_labels}) = {expected:.3f} expected for a "
+                f"freshly initialised {num_labels}-class head",
+                evidence=f"loss on one batch = {value:.4f}; ln(num_labels) = {expected:.4f}",
+                line=st.line,
+            )
+            return
+    h.checked("TL407")

@@ -1,0 +1,207 @@
+"""Runtime checks of the evaluation stage (child side: standard library + frameworks only).
+
+One eval batch through the model, ``preprocess_logits_for_metrics`` and the user's ``compute_metrics``:
+
+- TL601: logits (float, shape (batch, num_labels)) reach a metric / make ``compute_metrics`` fail;
+- TL602: ``compute_metrics`` returns ``None``; TL603: ``preprocess_logits_for_metrics`` returns ``None``;
+- TL606: ``metric_for_best_model`` is not among the returned keys;
+- TL607: ``compute_metrics`` (or ``preprocess_logits_for_metrics``) raises on one eval batch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Any, Iterator
+
+from trainlint.stages.s1_data.probe import unwrap_model
+
+
+def _numpify(x: Any) -> Any:
+    if isinstance(x, (tuple, list)):
+        return type(x)(_numpify(t) for t in x)
+    if isinstance(x, dict):
+        return {k: _numpify(v) for k, v in x.items()}
+    if hasattr(x, "detach"):
+        t = x.detach().cpu()
+        if str(t.dtype) in ("torch.bfloat16", "torch.float16"):
+            t = t.float()
+        return t.numpy()
+    return x
+
+
+def describe(x: Any) -> str:
+    if isinstance(x, (tuple, list)):
+        return "(" + ", ".join(describe(t) for t in x) + ")"
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        return f"{x.dtype} array of shape {tuple(x.shape)}"
+    return type(x).__name__
+
+
+def _is_logits(x: Any, num_labels: int | None) -> bool:
+    if isinstance(x, (tuple, list)) and x:
+        x = x[0]
+    kind = getattr(getattr(x, "dtype", None), "kind", "")
+    shape = getattr(x, "shape", ())
+    return kind == "f" and len(shape) >= 2 and (num_labels is None or shape[-1] == num_labels or num_labels <= 1)
+
+
+@contextlib.contextmanager
+def _watch_metric_calls(seen: list) -> Iterator[None]:
+    """Record what `evaluate` metrics receive as predictions while compute_metrics runs."""
+    ev = sys.modules.get("evaluate")
+    module_cls = getattr(getattr(ev, "module", None), "EvaluationModule", None) if ev else None
+    if module_cls is None:
+        yield
+        return
+    originals = {name: getattr(module_cls, name) for name in ("compute", "add_batch")}
+
+    def wrap(name: str) -> Any:
+        original = originals[name]
+
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if "predictions" in kwargs:
+                seen.append((getattr(self, "name", "metric"), kwargs["predictions"]))
+            return original(self, *args, **kwargs)
+
+        return wrapper
+
+    for name in originals:
+        setattr(module_cls, name, wrap(name))
+    try:
+        yield
+    finally:
+        for name, fn in originals.items():
+            setattr(module_cls, name, fn)
+
+
+def check_trainer_eval(h: Any, st: Any) -> None:
+    trainer = st.trainer
+    compute_metrics = getattr(trainer, "compute_metrics", None)
+    if compute_metrics is None:
+        return
+    if trainer.eval_dataset is None:
+        h.note("compute_metrics is set but the Trainer has no eval_dataset: metrics not probed")
+        return
+    eval_ds = trainer.eval_dataset
+    if isinstance(eval_ds, dict):
+        eval_ds = next(iter(eval_ds))
+    from trainlint.stages.s2_batching.probe import first_batch, report_collation_failure
+
+    model = unwrap_model(trainer.model)
+    main_input = getattr(model, "main_input_name", "input_ids") or "input_ids"
+    loader = trainer.get_eval_dataloader(eval_ds if isinstance(eval_ds, str) else None)
+    batch, error, features = first_batch(h, trainer, loader, main_input, "evaluation")
+    if batch is None:
+        report_collation_failure(h, st, error or "no batch", features, main_input, "evaluation")
+        return
+    trainer.model.eval()
+    try:
+        loss, logits, labels = trainer.prediction_step(trainer.model, batch, prediction_loss_only=False)
+    except Exception as exc:  # noqa: BLE001
+        h.finding(
+            "TL707",
+            f"the forward pass fails on one evaluation batch: {type(exc).__name__}: {exc}",
+            evidence=f"{type(exc).__name__}: {exc}",
+            line=st.line,
+        )
+        return
+    finally:
+        trainer.model.train()
+    if logits is None or labels is None:
+        h.note("one eval batch gave no logits or no labels: the Trainer would not call compute_metrics")
+        return
+    num_labels = getattr(getattr(model, "config", None), "num_labels", None)
+    preprocess = getattr(trainer, "preprocess_logits_for_metrics", None)
+    if preprocess is not None:
+        try:
+            logits = preprocess(logits, labels)
+        except Exception as exc:  # noqa: BLE001
+            line = h.user_line(exc.__traceback__) or st.line
+            h.finding(
+                "TL607",
+                f"preprocess_logits_for_metrics raises on one eval batch: {type(exc).__name__}: {exc}",
+                evidence=f"{type(exc).__name__}: {exc} at {h.where(line)}",
+                line=line,
+            )
+            return
+        if logits is None:
+            h.finding(
+                "TL603",
+                "preprocess_logits_for_metrics returned None on one eval batch",
+                evidence="preprocess_logits_for_metrics(logits, labels) → None; compute_metrics would get no predictions",
+                line=st.line,
+            )
+            return
+        h.checked("TL603")
+    from transformers import EvalPrediction
+
+    preds = _numpify(logits)
+    label_ids = _numpify(labels)
+    kwargs: dict[str, Any] = {}
+    include = getattr(trainer.args, "include_for_metrics", None) or []
+    if "inputs" in include:
+        kwargs["inputs"] = _numpify(batch.get(main_input))
+    if "loss" in include:
+        kwargs["losses"] = _numpify(loss)
+    pred_desc = describe(preds)
+    label_desc = describe(label_ids)
+    seen: list = []
+    try:
+        with _watch_metric_calls(seen):
+            result = compute_metrics(EvalPrediction(predictions=preds, label_ids=label_ids, **kwargs))
+    except Exception as exc:  # noqa: BLE001
+        line = h.user_line(exc.__traceback__) or st.line
+        err = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        if _is_logits(preds, num_labels):
+            h.finding(
+                "TL601",
+                f"compute_metrics gets logits ({pred_desc}) as predictions and fails: {err}",
+                evidence=(
+                    f"EvalPrediction.predictions: {pred_desc} = (batch, num_labels) logits; label_ids: {label_desc}; "
+                    f"compute_metrics raised {err} at {h.where(line)} — take argmax(-1) first"
+                ),
+                line=line,
+            )
+        else:
+            h.finding(
+                "TL607",
+                f"compute_metrics raises on one eval batch: {err}",
+                evidence=f"predictions {pred_desc}, label_ids {label_desc}; {err} at {h.where(line)}",
+                line=line,
+            )
+        return
+    h.checked("TL607")
+    fed = [(name, p) for name, p in seen if _is_logits(p, num_labels)]
+    if fed:
+        name, p = fed[0]
+        h.finding(
+            "TL601",
+            f"compute_metrics hands logits ({describe(p)}) to the `{name}` metric as predictions",
+            evidence=f"{name}.compute(predictions=<{describe(p)}>) — take argmax(-1) first; label_ids: {label_desc}",
+            line=st.line,
+        )
+    else:
+        h.checked("TL601")
+    if result is None:
+        h.finding(
+            "TL602",
+            "compute_metrics returned None on one eval batch",
+            evidence=f"compute_metrics(EvalPrediction(predictions={pred_desc}, label_ids={label_desc})) → None",
+            line=st.line,
+        )
+        return
+    h.checked("TL602")
+    h.detail(f"compute_metrics on one eval batch → {result!r}"[:400])
+    best = getattr(trainer.args, "metric_for_best_model", None)
+    if best and isinstance(result, dict):
+        key = best[5:] if best.startswith("eval_") else best
+        if key != "loss" and key not in result and f"eval_{key}" not in result:
+            h.finding(
+                "TL606",
+                f"metric_for_best_model={best!r} is not returned by compute_metrics (keys {sorted(result)})",
+                evidence=f"compute_metrics → {sorted(result)}; the Trainer looks up 'eval_{key}'",
+                line=st.line,
+            )
+            return
+    h.checked("TL606")
