@@ -1,0 +1,179 @@
+"""Keras probe, data stage (child side: stdlib + TF only).
+
+``check_label_range``: TL106 (confirms TL301) — integer labels outside ``[0, num_classes)`` over the
+dataset: the whole label column when the ``tf.data.Dataset`` came from ``Dataset.to_tf_dataset``
+(read from the Arrow table, cheap), else a bounded scan of the ``tf.data.Dataset``, else the whole
+``y`` array. ``num_classes`` is ``config.num_labels`` for transformers models, else the output width.
+On CPU an out-of-range label makes the loss raise ``InvalidArgumentError``; on GPU it gives NaN
+per-sample losses (the course's case). Both are reported the same way, with the offending labels.
+"""
+
+from __future__ import annotations
+
+import time
+import types
+from typing import Any
+
+from trainlint.probe import keras_util as ku
+
+SCAN_MAX_BATCHES = 200
+SCAN_MAX_ROWS = 50_000
+SCAN_MAX_SECONDS = 10.0
+COLUMN_MAX_ROWS = 5_000_000
+
+
+def _column_values(st: Any) -> tuple[Any, str] | None:
+    info = st.dataset_info
+    if not info or info.get("hf_dataset") is None:
+        return None
+    hf = info["hf_dataset"]
+    if st.label_keys:
+        col = st.label_name
+    elif info.get("label_cols"):
+        col = info["label_cols"][0]
+    else:
+        return None
+    if col not in getattr(hf, "column_names", []):
+        return None
+    import numpy as np
+
+    n = len(hf)
+    part = hf if n <= COLUMN_MAX_ROWS else hf.select(range(COLUMN_MAX_ROWS))
+    values = part.select_columns([col]).with_format("numpy")[:][col]
+    where = f"the whole '{col}' column of the datasets.Dataset ({n} rows)" if n <= COLUMN_MAX_ROWS else \
+        f"the first {COLUMN_MAX_ROWS} rows of the '{col}' column ({n} rows)"
+    return np.asarray(values), where
+
+
+def _scan_dataset(st: Any) -> tuple[Any, str] | None:
+    import numpy as np
+
+    from trainlint.stages.s2_batching.probe_keras import _unpack
+
+    chunks, rows, batches = [], 0, 0
+    t0 = time.monotonic()
+    complete = True
+    for element in st.dataset:
+        features, y, _ = _unpack(element)
+        if y is not None:
+            if isinstance(y, dict) and len(y) == 1:
+                y = next(iter(y.values()))
+            target = y
+        elif st.label_keys and hasattr(features, "keys"):
+            target = features[st.label_name]
+        else:
+            return None
+        arr = ku.np_of(target)
+        chunks.append(arr.reshape(arr.shape[0], -1) if arr.ndim > 1 else arr)
+        rows += arr.shape[0] if arr.ndim else 1
+        batches += 1
+        if batches >= SCAN_MAX_BATCHES or rows >= SCAN_MAX_ROWS or time.monotonic() - t0 > SCAN_MAX_SECONDS:
+            complete = False
+            break
+    if not chunks:
+        return None
+    values = np.concatenate(chunks, axis=0)
+    what = "all" if complete else "the first (bounded scan)"
+    return values, f"{what} {rows} rows of the tf.data.Dataset ({batches} batches)"
+
+
+def _batch_loss_behaviour(st: Any, bad_mask: Any) -> str:
+    """What the loss does on the batch with these labels: the CPU error, or NaN samples on a GPU."""
+    import numpy as np
+
+    try:
+        if st.transformers and hasattr(st.features, "keys"):
+            from trainlint.stages.s3_model.probe_keras import features_without_labels
+
+            feats = dict(features_without_labels(st))
+            feats["labels"] = st.features[st.label_name] if st.label_keys else st.labels
+            out = st.model(feats, training=False)
+            loss = getattr(out, "loss", None)
+            what = f"{type(st.model).__name__}(batch).loss"
+        else:
+            loss = st.kmod.losses.sparse_categorical_crossentropy(st.labels, st.outputs, from_logits=True)
+            what = "sparse categorical cross-entropy on the batch"
+        if loss is None:
+            return ""
+        arr = ku.np_of(loss).reshape(-1)
+        nan_idx = np.flatnonzero(~np.isfinite(arr))
+        if nan_idx.size:
+            return f"{what} is NaN at positions {ku.short(nan_idx)} (per-sample loss {ku.short(arr)})"
+        return f"{what} = {ku.short(arr)} (no error on this device)"
+    except Exception as exc:  # noqa: BLE001  # the CPU behaviour: InvalidArgumentError
+        return f"on this CPU the loss raises {ku.first_line(exc)} (on a GPU these samples get a NaN loss instead)"
+
+
+def check_label_range(h: types.ModuleType, st: Any) -> None:
+    import numpy as np
+
+    if st.labels is None:
+        h.note("no labels found in the batch: label range not checked")
+        return
+    labels = st.labels
+    if st.num_classes is None:
+        h.note("the number of classes of the model is unknown: label range not checked")
+        return
+    if not np.issubdtype(labels.dtype, np.integer):
+        if st.num_classes == 1 or (labels.ndim >= 2 and labels.shape[-1] == st.num_classes):
+            h.checked("TL106")
+            return  # regression or one-hot labels: no class index to check
+        if np.all(np.mod(labels, 1) == 0):
+            labels = labels.astype(np.int64)
+        else:
+            return
+    got = _column_values(st) or (_scan_dataset(st) if st.dataset is not None else None)
+    if got is None:
+        values, where = labels, "the batch"
+        y_all = st.fit_args.get("y")
+        if st.dataset is None and y_all is not None and ku.is_tensorlike(y_all):
+            values, where = ku.np_of(y_all), f"the whole y array ({len(ku.np_of(y_all))} rows)"
+    else:
+        values, where = got
+    values = np.asarray(values)
+    if not np.issubdtype(values.dtype, np.integer):
+        values = values.astype(np.int64)
+    ignore = -100 if values.ndim >= 2 else None  # token-level labels: -100 is the ignore index
+    flat = values.reshape(-1)
+    if ignore is not None:
+        flat = flat[flat != ignore]
+    n_classes = st.num_classes
+    uniq, counts = np.unique(flat, return_counts=True)
+    hist = ", ".join(f"{int(u)}: {int(c)}" for u, c in list(zip(uniq, counts))[:12])
+    bad_values = [int(u) for u in uniq if u < 0 or u >= n_classes]
+    # Which rows of the batch the checks after this one must leave out.
+    batch_vals = labels if labels.ndim == 1 else labels.reshape(labels.shape[0], -1)
+    if batch_vals.ndim == 1:
+        bad_rows = (batch_vals < 0) | (batch_vals >= n_classes)
+    else:
+        bad_rows = (((batch_vals < 0) & (batch_vals != -100)) | (batch_vals >= n_classes)).any(axis=1)
+    if not bad_values:
+        h.checked("TL106", "TL301")
+        h.note(f"labels over {where}: {{{hist}}}; {st.num_classes_source}")
+        return
+    st.out_of_range = bad_rows if bad_rows.any() else None
+    n_bad = int(sum(int(c) for u, c in zip(uniq, counts) if int(u) in bad_values))
+    batch_pos = np.flatnonzero(bad_rows)
+    in_batch = (
+        f"; in the first batch at positions {ku.short(batch_pos)} (labels {ku.short(batch_vals[batch_pos])})"
+        if batch_pos.size
+        else "; none in the first batch"
+    )
+    behaviour = _batch_loss_behaviour(st, bad_rows) if batch_pos.size else ""
+    upper = [v for v in bad_values if v >= n_classes]
+    fix = (
+        f"the data has at least {max(upper) + 1} classes: set num_labels={max(upper) + 1}"
+        + (" in from_pretrained" if st.transformers else " (the width of the output layer)")
+        if upper
+        else "labels must be class indices in [0, num_labels)"
+    )
+    h.finding(
+        "TL106",
+        f"labels {bad_values} are outside [0, {n_classes}) ({st.num_classes_source}): {fix}",
+        evidence=(
+            f"labels over {where}: {{{hist}}}; {n_bad} rows have a label outside [0, {n_classes}) "
+            f"({st.num_classes_source}){in_batch}" + (f"; {behaviour}" if behaviour else "")
+        ),
+        line=st.line,
+        confirms=["TL301"] if upper else [],
+    )
