@@ -74,8 +74,9 @@ def check(paths, select, ignore, extend_select, output_format, exit_zero, statis
         first = next((p for p in paths if str(p) != "-"), None)
         start = (first if first is not None and first.is_dir() else (first.parent if first else Path.cwd()))
         settings = load_settings(config_file, start=start if start.exists() else Path.cwd())
-        if select:
+        if select:  # an explicit selection on the command line replaces the file's selection
             settings.select = _split_codes(select)
+            settings.ignore, settings.extend_select = [], []
         settings.ignore += _split_codes(ignore)
         settings.extend_select += _split_codes(extend_select)
         settings._codes = None
@@ -87,6 +88,11 @@ def check(paths, select, ignore, extend_select, output_format, exit_zero, statis
                     force_exclude, probe, python, probe_timeout, probe_rows, tiny_model, overfit, script_args)
     except click.ClickException:
         raise
+    except BrokenPipeError:  # `trainlint . | head`: the reader went away, not an error of ours
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 1
     except Exception as exc:  # never a raw traceback without --verbose
         if verbose:
             raise

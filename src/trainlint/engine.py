@@ -58,7 +58,7 @@ def lint_text(source: str, filename: str, settings: Settings, *, raise_errors: b
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        return FileResult(filename, [_meta_finding("TL001", filename, f"cannot parse: {_syntax_message(exc)}", exc.raw_line, exc.raw_column + 1)], parsed=False)
+        return FileResult(filename, [_syntax_finding(source, filename, exc)], parsed=False)
     except RecursionError:
         return FileResult(filename, [_meta_finding("TL001", filename, "cannot parse: the expression nesting is too deep", 1, 1)])
     result = FileResult(filename, [], parsed=True)
@@ -121,9 +121,18 @@ def _internal_error(result: FileResult, filename: str, code: str, exc: BaseExcep
     )
 
 
-def _syntax_message(exc: cst.ParserSyntaxError) -> str:
+def _syntax_finding(source: str, filename: str, exc: cst.ParserSyntaxError) -> Finding:
+    """One TL001 finding. CPython's own parser points at the offending token more precisely than
+    LibCST's, so ask it (only on this error path); fall back to LibCST's location."""
+    try:
+        compile(source, filename, "exec", flags=0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
+    except SyntaxError as err:
+        if err.lineno:
+            return _meta_finding("TL001", filename, f"cannot parse: SyntaxError: {err.msg}", err.lineno, err.offset or 1)
+    except (ValueError, RecursionError, MemoryError):
+        pass
     msg = str(exc.message).strip().splitlines()[0] if exc.message else "syntax error"
-    return msg
+    return _meta_finding("TL001", filename, f"cannot parse: {msg}", exc.raw_line, exc.raw_column + 1)
 
 
 def _meta_finding(code: str, filename: str, message: str, row: int, col: int) -> Finding:

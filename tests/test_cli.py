@@ -1,0 +1,267 @@
+"""The command line as a user meets it: paths, options, config, suppression, formats, exit codes."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SHARED, run_cli
+
+BUGGY = textwrap.dedent(
+    """\
+    from transformers import AutoModelForSequenceClassification, TrainingArguments
+    from datasets import load_dataset
+
+    raw = load_dataset("glue", "mnli")
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased")
+    args = TrainingArguments("out", evaluation_strategy="epoch")
+    """
+)
+LINE_RE = re.compile(r"^(?P<path>[^:]+):(?P<row>\d+):(?P<col>\d+): (?P<code>TL\d{3}) (?P<msg>.+)$")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "train.py").write_text(BUGGY)
+    return tmp_path
+
+
+def findings_of(proc) -> list[tuple[str, int, int, str]]:
+    out = []
+    for line in proc.stdout.splitlines():
+        m = LINE_RE.match(line)
+        if m:
+            out.append((Path(m["path"]).name, int(m["row"]), int(m["col"]), m["code"]))
+    return out
+
+
+def test_concise_lines_summary_and_exit_code(project):
+    proc = run_cli("train.py", cwd=project)
+    assert proc.returncode == 1, proc.stderr
+    assert findings_of(proc) == [("train.py", 5, 9, "TL301"), ("train.py", 6, 33, "TL805")]
+    assert proc.stdout.rstrip().endswith("Found 2 findings (2 errors) in 1 file.")
+
+
+def test_clean_file_exits_zero(tmp_path):
+    (tmp_path / "ok.py").write_text("import torch\nx = torch.zeros(3)\n")
+    proc = run_cli("ok.py", cwd=tmp_path)
+    assert proc.returncode == 0
+    assert "All checks passed!" in proc.stdout
+
+
+def test_python_dash_m_and_check_subcommand_are_the_same(project):
+    a = run_cli("train.py", cwd=project)
+    b = run_cli("check", "train.py", cwd=project)
+    assert a.stdout == b.stdout and a.returncode == b.returncode == 1
+
+
+def test_exit_zero(project):
+    proc = run_cli("--exit-zero", "train.py", cwd=project)
+    assert proc.returncode == 0 and "TL301" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--select", "TL3"], {"TL301"}),
+        (["--select", "TL805"], {"TL805"}),
+        (["--select", "ALL"], {"TL301", "TL805"}),
+        (["--ignore", "TL8"], {"TL301"}),
+        (["--select", "TL3", "--extend-select", "TL805"], {"TL301", "TL805"}),
+        (["--select", "tl301,TL805", "--ignore", "TL805"], {"TL301"}),
+    ],
+)
+def test_selection(project, args, expected):
+    proc = run_cli(*args, "train.py", cwd=project)
+    assert {f[3] for f in findings_of(proc)} == expected
+
+
+def test_unknown_selector_is_a_usage_error(project):
+    proc = run_cli("--select", "TL999", "train.py", cwd=project)
+    assert proc.returncode == 2
+    assert "unknown rule selector" in proc.stderr
+
+
+def test_pyproject_config_select_ignore_and_per_file_ignores(project):
+    (project / "pyproject.toml").write_text(
+        '[tool.trainlint]\nignore = ["TL805"]\nper-file-ignores = {"legacy/*.py" = ["TL3"]}\n'
+    )
+    (project / "legacy").mkdir()
+    (project / "legacy" / "old.py").write_text(BUGGY)
+    proc = run_cli(".", cwd=project)
+    assert sorted(findings_of(proc)) == [("train.py", 5, 9, "TL301")]
+    # the command line overrides the file
+    proc = run_cli("--select", "TL805", "train.py", cwd=project)
+    assert [f[3] for f in findings_of(proc)] == ["TL805"]
+
+
+def test_config_exclude_and_default_excludes(project):
+    for d in (".git", ".venv", "build", "node_modules", "generated"):
+        (project / d).mkdir()
+        (project / d / "train.py").write_text(BUGGY)
+    (project / "pyproject.toml").write_text('[tool.trainlint]\nexclude = ["generated/"]\n')
+    proc = run_cli(".", cwd=project)
+    assert {Path(line.split(":")[0]).parts[0] for line in proc.stdout.splitlines() if LINE_RE.match(line)} == {"train.py"}
+
+
+def test_force_exclude_applies_to_named_files(project):
+    (project / "pyproject.toml").write_text('[tool.trainlint]\nexclude = ["train.py"]\n')
+    assert run_cli("train.py", cwd=project).returncode == 1  # named explicitly: linted
+    proc = run_cli("--force-exclude", "train.py", cwd=project)
+    assert proc.returncode == 0 and "TL" not in proc.stdout
+
+
+def test_explicit_config_file_and_bad_config(project, tmp_path):
+    cfg = project / "strict.toml"
+    cfg.write_text('[tool.trainlint]\nselect = ["TL8"]\n')
+    proc = run_cli("--config", str(cfg), "train.py", cwd=project)
+    assert [f[3] for f in findings_of(proc)] == ["TL805"]
+    (project / "pyproject.toml").write_text("[tool.trainlint]\nselct = ['TL3']\n")
+    proc = run_cli("train.py", cwd=project)
+    assert proc.returncode == 2 and "unknown option" in proc.stderr
+    (project / "pyproject.toml").write_text("[tool.trainlint\n")
+    proc = run_cli("--config", str(project / "pyproject.toml"), "train.py", cwd=project)
+    assert proc.returncode == 2 and "invalid TOML" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "comment, suppressed",
+    [
+        ("# noqa: TL301", {"TL301"}),
+        ("# NOQA:tl301", {"TL301"}),
+        ("# noqa: TL805, TL301", {"TL301"}),
+        ("# noqa", {"TL301"}),
+        ("# noqa: TL805", set()),
+    ],
+)
+def test_noqa(tmp_path, comment, suppressed):
+    src = BUGGY.replace('("bert-base-cased")', f'("bert-base-cased")  {comment}')
+    (tmp_path / "t.py").write_text(src)
+    got = {f[3] for f in findings_of(run_cli("t.py", cwd=tmp_path))}
+    assert got == {"TL301", "TL805"} - suppressed
+
+
+def test_file_wide_noqa(tmp_path):
+    (tmp_path / "t.py").write_text("# trainlint: noqa\n" + BUGGY)
+    proc = run_cli("t.py", cwd=tmp_path)
+    assert proc.returncode == 0
+
+
+def test_stdin_with_filename():
+    proc = run_cli("-", "--stdin-filename", "nb/train.py", input=BUGGY)
+    assert proc.returncode == 1
+    assert [f[:1] + f[3:] for f in findings_of(proc)] == [("train.py", "TL301"), ("train.py", "TL805")]
+    assert proc.stdout.startswith("nb/train.py:5:9: TL301")
+
+
+def test_nonexistent_path_is_reported_and_other_files_still_linted(project):
+    proc = run_cli("missing.py", "train.py", cwd=project)
+    assert proc.returncode == 2
+    assert "missing.py: no such file or directory" in proc.stderr
+    assert len(findings_of(proc)) == 2
+
+
+def test_no_paths_is_a_usage_error():
+    proc = run_cli()
+    assert proc.returncode == 2 and "no paths given" in proc.stderr
+
+
+def test_statistics(project):
+    proc = run_cli("--statistics", "train.py", cwd=project)
+    rows = [line.split("\t") for line in proc.stdout.splitlines()]
+    assert rows == [["    1", "TL301", "missing-num-labels"], ["    1", "TL805", "evaluation-strategy-argument"]]
+    assert proc.returncode == 1
+
+
+def test_quiet_prints_findings_only(project):
+    proc = run_cli("-q", "train.py", cwd=project)
+    assert len(proc.stdout.splitlines()) == 2
+
+
+def test_full_format_has_excerpt_fix_hint_and_doc_link(project):
+    out = run_cli("--output-format", "full", "train.py", cwd=project).stdout
+    assert "5 |     model = AutoModelForSequenceClassification.from_pretrained" not in out  # no indentation in source
+    assert "5 | model = AutoModelForSequenceClassification.from_pretrained(\"bert-base-cased\")" in out
+    assert "  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ TL301" in out
+    assert "= fix: pass `num_labels=3`" in out
+    assert "= docs: https://" in out and "rules/TL301.md" in out
+
+
+def test_json_format(project):
+    proc = run_cli("--output-format", "json", "train.py", cwd=project)
+    data = json.loads(proc.stdout)
+    assert [d["code"] for d in data] == ["TL301", "TL805"]
+    first = data[0]
+    assert first["name"] == "missing-num-labels"
+    assert first["severity"] == "error"
+    assert first["filename"] == "train.py"
+    assert first["location"] == {"row": 5, "column": 9}
+    assert first["end_location"] == {"row": 5, "column": 59}
+    assert first["url"].endswith("rules/TL301.md")
+    assert "fix" in first and "num_labels=3" in first["hint"]
+
+
+def test_github_format(project):
+    lines = run_cli("--output-format", "github", "train.py", cwd=project).stdout.splitlines()
+    assert lines[0].startswith("::error file=train.py,line=5,col=9,endLine=5,endColumn=59,title=TL301 missing-num-labels::TL301 ")
+
+
+def test_sarif_validates_against_the_official_schema(project):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((SHARED / "schemas" / "sarif-schema-2.1.0.json").read_text())
+    proc = run_cli("--output-format", "sarif", "train.py", cwd=project)
+    log = json.loads(proc.stdout)
+    jsonschema.validate(log, schema)
+    run = log["runs"][0]
+    rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
+    assert set(rules) == {"TL301", "TL805"}
+    assert rules["TL301"]["helpUri"].endswith("rules/TL301.md")
+    assert rules["TL301"]["help"]["text"]
+    res = run["results"][0]
+    assert res["ruleId"] == "TL301" and res["level"] == "error"
+    assert res["locations"][0]["physicalLocation"]["region"]["startLine"] == 5
+    assert res["partialFingerprints"]
+
+
+def test_rule_and_rules_commands():
+    proc = run_cli("rule", "tl301")
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("TL301 missing-num-labels\n")
+    assert "stage: 3 (model)" in proc.stdout
+    proc = run_cli("rules")
+    codes = re.findall(r"^(TL\d{3})\s", proc.stdout, re.M)
+    assert "TL301" in codes and "TL501" in codes and "TL001" not in codes
+    assert run_cli("rule", "TL999").returncode == 2
+    listing = json.loads(run_cli("rules", "--output-format", "json").stdout)
+    tl301 = next(r for r in listing if r["code"] == "TL301")
+    assert tl301["stage"] == "model" and tl301["probe"] is True and tl301["default"] is True
+
+
+def test_directory_recursion_sorted_and_deterministic(tmp_path):
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "z.py").write_text(BUGGY)
+    (tmp_path / "a.py").write_text(BUGGY)
+    (tmp_path / "notes.txt").write_text(BUGGY)
+    proc = run_cli(".", cwd=tmp_path)
+    paths = [line.split(":")[0] for line in proc.stdout.splitlines() if LINE_RE.match(line)]
+    assert paths == ["a.py", "a.py", "b/z.py", "b/z.py"]
+
+
+def test_version():
+    proc = run_cli("--version")
+    assert proc.returncode == 0 and "trainlint" in proc.stdout
+
+
+def test_readme_starts_with_the_two_setup_commands_and_ci_runs_the_test_command():
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```(?:bash|sh|console)\n(.*?)```", readme, re.S)
+    assert blocks, "README has no shell block"
+    first = blocks[0]
+    assert "trainlint examples/" in first and "pip install" in first
+    assert "./scripts/test" in first
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "./scripts/test" in ci
