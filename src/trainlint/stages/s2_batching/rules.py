@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from trainlint.facts import UNKNOWN, DatasetValue, argument, has_star_kwargs
+from trainlint.facts import UNKNOWN, DatasetValue, argument, given, has_star_kwargs
 from trainlint.findings import Severity
 from trainlint.rule import Rule, register
 
@@ -24,12 +24,14 @@ class NoPaddingCollator(Rule):
         facts = self.ctx.facts
         if not facts.is_trainer_class(node.func, node) or has_star_kwargs(node):
             return
-        if argument(node, "data_collator", 2) is not None:
+        if given(node, "data_collator", 2) is not None:
             return
-        if argument(node, "processing_class", 5) is not None or argument(node, "tokenizer") is not None:
+        if given(node, "processing_class", 5) is not None or given(node, "tokenizer") is not None:
             return
         for param, pos in (("train_dataset", 3), ("eval_dataset", 4)):
             expr = argument(node, param, pos)
+            if expr is None:
+                continue
             value = facts.value_of(expr, node)
             shown = self.ctx.code(expr)
             if isinstance(value, DatasetValue) and value.raw:

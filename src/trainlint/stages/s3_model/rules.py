@@ -7,8 +7,10 @@ import re
 import libcst as cst
 
 from trainlint import knowledge
-from trainlint.facts import UNKNOWN, DatasetValue, ModelValue, TFDatasetValue, argument, has_star_kwargs, keyword
-from trainlint.findings import Severity
+from trainlint.facts import (
+    UNKNOWN, DatasetValue, ModelValue, TFDatasetValue, argument, has_star_kwargs, iter_nodes, keyword, literal,
+)
+from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
 #: checkpoints that most likely already carry a fine-tuned classification head of their own
@@ -91,6 +93,8 @@ class MissingNumLabels(Rule):
         given = facts.constant(given_arg.value, node)
         if expected is None or not isinstance(given, int) or isinstance(given, bool) or given == expected:
             return
+        if given == 1 and info.task != "regression":
+            return  # TL304 regression-head-on-classes: one output on class labels trains a regressor
         if given < expected:
             self.report(
                 given_arg,
@@ -122,3 +126,465 @@ class ParametersWithoutGradient(Rule):
     name = "parameters-without-gradient"
     severity = Severity.WARNING
     probe = "Runs backward on one batch and lists trainable parameters whose gradient is missing or not finite."
+
+
+# ---------------------------------------------------------------------------------------------
+# Catalog breadth (issue 6): TL302–TL307.
+
+
+def _trained_dataset(ctx, model_call: cst.Call) -> knowledge.DatasetInfo | None:
+    """The known hub dataset this model is *certainly* trained on: through the `Trainer` or Keras
+    `fit` that uses it (unlike :func:`dataset_for_model`, no fallback to the file's one dataset)."""
+    facts = ctx.facts
+    for call in facts.trainer_calls():
+        m = facts.value_of(argument(call, "model", 0), call)
+        if isinstance(m, ModelValue) and m.call is model_call:
+            d = facts.value_of(argument(call, "train_dataset", 3), call)
+            return d.info if isinstance(d, DatasetValue) else None
+    for call in facts.method_calls("fit"):
+        m = facts.value_of(call.func.value, call)
+        if isinstance(m, ModelValue) and m.call is model_call:
+            d = facts.value_of(argument(call, "x", 0), call)
+            if isinstance(d, TFDatasetValue) and d.base is not None:
+                return d.base.info
+            return None
+    return None
+
+
+@register
+class HeadTaskMismatch(Rule):
+    """The model's head does not fit the data it is trained on (a token-classification head on one
+    label per sentence, a sequence-classification head on token labels or on unlabelled text)."""
+
+    code = "TL302"
+    name = "head-task-mismatch"
+    severity = Severity.ERROR
+    triggers = ("from_pretrained",)
+
+    _HEADS_FOR_TASK = {
+        "sequence-classification": "AutoModelForSequenceClassification",
+        "regression": "AutoModelForSequenceClassification",
+        "multi-label": "AutoModelForSequenceClassification",
+        "token-classification": "AutoModelForTokenClassification",
+        "language-modeling": "AutoModelForCausalLM (or AutoModelForMaskedLM)",
+    }
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("from_pretrained", "from_config")):
+            return
+        value = self.ctx.facts.value_of(node)
+        if not isinstance(value, ModelValue) or value.head not in ("sequence-classification", "token-classification"):
+            return
+        info = _trained_dataset(self.ctx, node)
+        if info is None:
+            return
+        symptom = None
+        if value.head == "token-classification" and info.task in ("sequence-classification", "regression", "multi-label"):
+            symptom = (f"{info.display} has one label per example, but `{value.cls}` predicts one label per "
+                       "token: the loss fails with \"ValueError: Expected input batch_size (4096) to match target "
+                       "batch_size (32)\"")
+        elif value.head == "sequence-classification" and info.task == "token-classification":
+            symptom = (f"{info.display} has one label per token (`{info.label_column}`), but `{value.cls}` predicts "
+                       "one label per sequence: the loss fails on the label shape (\"Expected input batch_size (32) "
+                       "to match target batch_size (4096)\", or a collation error on the label lists)")
+        elif value.head == "sequence-classification" and info.task == "language-modeling":
+            symptom = (f"{info.display} is unlabelled text for language modelling, but `{value.cls}` needs a class "
+                       "label per example: with `group_texts` labels (token ids) the head trains on nonsense or "
+                       "fails with \"Target 50256 is out of bounds\"")
+        if symptom is None:
+            return
+        self.report(func, f"head-task mismatch: {symptom}",
+                    hint=f"use the head of the task: `{self._HEADS_FOR_TASK.get(info.task, 'the matching head')}`")
+
+
+def _mentions_pad_token_id(ctx) -> bool:
+    return "pad_token_id" in ctx.source
+
+
+#: decoder-only families whose released configs define no `pad_token_id`
+_NO_PAD_CERTAIN = ("gpt2", "gpt-2", "distilgpt2", "gpt-neo", "gpt-j", "gptj", "mistral", "mixtral")
+#: decoder-only families whose configs define a `pad_token_id` (OPT, BLOOM, Gemma)
+_HAS_PAD = ("opt-", "bloom", "gemma")
+
+
+@register
+class DecoderWithoutPadToken(Rule):
+    """A decoder-only checkpoint (GPT-2, Llama, Mistral, …) loaded as a sequence classifier without
+    a pad token in its config: every batch of more than one example fails."""
+
+    code = "TL303"
+    name = "decoder-without-pad-token"
+    severity = Severity.ERROR
+    triggers = ("ForSequenceClassification",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained"):
+            return
+        value = self.ctx.facts.value_of(node)
+        if not isinstance(value, ModelValue) or value.head != "sequence-classification" or has_star_kwargs(node):
+            return
+        ckpt = value.checkpoint
+        if not isinstance(ckpt, str):
+            return
+        low = ckpt.lower()
+        if not any(f in low for f in knowledge.DECODER_ONLY) or any(f in low for f in _HAS_PAD):
+            return
+        if keyword(node, "config") is not None or _mentions_pad_token_id(self.ctx):
+            return
+        certain = any(f in low for f in _NO_PAD_CERTAIN)
+        tok_note = (" (setting `tokenizer.pad_token` alone does not change `model.config.pad_token_id`)"
+                    if "pad_token" in self.ctx.source else "")
+        self.report(
+            func,
+            f"`{value.cls}.from_pretrained({ckpt!r})` is a decoder-only model with no pad token in its config"
+            f"{tok_note}: the first batch of more than one example fails with "
+            '"ValueError: Cannot handle batch sizes > 1 if no padding token is defined."'
+            + ("" if certain else " (if this checkpoint's config defines `pad_token_id`, it is fine)"),
+            hint="set one: `tokenizer.pad_token = tokenizer.eos_token` and "
+            "`model.config.pad_token_id = tokenizer.pad_token_id`",
+            severity=Severity.ERROR if certain else Severity.WARNING,
+        )
+
+
+@register
+class RegressionHeadOnClasses(Rule):
+    """`num_labels=1` on a sequence classifier trained on class labels: the model becomes a regressor."""
+
+    code = "TL304"
+    name = "regression-head-on-classes"
+    severity = Severity.ERROR
+    triggers = ("num_labels",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("from_pretrained", "from_config")):
+            return
+        arg = keyword(node, "num_labels")
+        if arg is None or keyword(node, "problem_type") is not None or has_star_kwargs(node):
+            return
+        facts = self.ctx.facts
+        if facts.constant(arg.value, node) != 1:
+            return
+        value = facts.value_of(node)
+        if not isinstance(value, ModelValue) or value.head != "sequence-classification":
+            return
+        if "problem_type" in self.ctx.source:
+            return
+        info = dataset_for_model(self.ctx, node)
+        if info is None or info.task != "sequence-classification" or not info.num_labels or info.num_labels < 2:
+            return
+        self.report(
+            arg,
+            f"`num_labels=1` but {info.display} has {info.num_labels} integer classes: with one output the model "
+            "sets `problem_type=\"regression\"` and trains with a mean-squared-error loss on the class ids — no "
+            "error, but it learns a regressor and accuracy stays near chance",
+            hint=f"pass `num_labels={info.num_labels}` (a binary task uses 2 outputs and cross-entropy)",
+        )
+
+
+_TYPO_ATTRS = frozenset({"require_grad", "requires_grads", "required_grad", "require_grads", "requires_gradient"})
+
+
+@register
+class FrozenModel(Rule):
+    """Every parameter of the trained model is frozen before training, or `param.require_grad`
+    (a typo) is set, which freezes nothing."""
+
+    code = "TL305"
+    name = "frozen-model"
+    severity = Severity.ERROR
+    probe = "Counts the parameters with `requires_grad=True` of the model the script trains (none confirms it)."
+    fix = Applicability.UNSAFE
+    triggers = ("require", "trainable")
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            target = t.target
+            if not isinstance(target, cst.Attribute):
+                continue
+            attr = target.attr.value
+            if attr in _TYPO_ATTRS and isinstance(literal(node.value), bool):
+                self.report(
+                    target.attr,
+                    f"`.{attr}` is not a tensor attribute: this sets a new Python attribute and the parameter's "
+                    "`requires_grad` is unchanged, so nothing is frozen",
+                    hint="spell it `requires_grad`",
+                    fix=self.ctx.fix(Applicability.UNSAFE, "rename to `requires_grad`",
+                                     self.ctx.replace(target.attr, "requires_grad")),
+                )
+            elif attr == "requires_grad" and literal(node.value) is False:
+                self._torch_freeze(node, target)
+            elif attr == "trainable" and literal(node.value) is False and isinstance(target.value, cst.Name):
+                self._keras_freeze(node, target.value)
+
+    def visit_Call(self, node: cst.Call) -> None:  # model.requires_grad_(False)
+        if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_"):
+            return
+        arg = argument(node, "requires_grad", 0)
+        if arg is None or literal(arg) is not False or not isinstance(node.func.value, cst.Name):
+            return
+        w = self.ctx.facts.where.get(node)
+        if w is None or _conditional(w):
+            return
+        self._check_frozen(node.func.value.value, node, node)
+
+    # -- torch -------------------------------------------------------------------------------
+    def _torch_freeze(self, assign: cst.Assign, target: cst.Attribute) -> None:
+        """`for p in model.parameters(): p.requires_grad = False` with nothing conditional around it."""
+        facts = self.ctx.facts
+        if not isinstance(target.value, cst.Name):
+            return
+        w = facts.where.get(assign)
+        loop = w.inside(cst.For) if w else None
+        if loop is None or _conditional(w, loop):
+            return
+        it = loop.iter
+        if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute)
+                and it.func.attr.value in ("parameters", "named_parameters") and not it.args
+                and isinstance(it.func.value, cst.Name)):
+            return
+        var = _loop_param_name(loop.target, it.func.attr.value)
+        if var != target.value.value:
+            return
+        self._check_frozen(it.func.value.value, loop, target)
+
+    def _check_frozen(self, model_name: str, at: cst.CSTNode, report_node: cst.CSTNode) -> None:
+        facts = self.ctx.facts
+        src = self.ctx.source
+        if _unfreezes(facts) or re.search(r"peft|lora|adapter", src, re.I):
+            return
+        w = facts.where.get(at)
+        if w is None:
+            return
+        if facts.assigned_later(model_name, at) or _attribute_assigned_later(facts, model_name, at):
+            return
+        trained = self._trained_after(model_name, at)
+        if trained is None:
+            return
+        self.report(
+            report_node,
+            f"every parameter of `{model_name}` is frozen before it is trained ({trained}): no weight can change — "
+            '`loss.backward()` fails with "RuntimeError: element 0 of tensors does not require grad and does not '
+            'have a grad_fn"',
+            hint=f"freeze only the body (e.g. `for p in {model_name}.base_model.parameters(): ...`) and keep the head "
+            "trainable, or drop the freezing loop",
+        )
+
+    def _trained_after(self, model_name: str, at: cst.CSTNode) -> str | None:
+        """How `model_name` is trained after `at` in the same scope: a Trainer, an optimizer, or None."""
+        facts = self.ctx.facts
+        w = facts.where[at]
+        for call in facts.index.get("Call", ()):
+            cw = facts.where.get(call)
+            if cw is None or cw.order <= w.order or cw.function is not w.function:
+                continue
+            if facts.is_trainer_class(call.func, call):
+                m = argument(call, "model", 0)
+                if isinstance(m, cst.Name) and m.value == model_name:
+                    return f"`{self.ctx.code(call.func)}(model={model_name})`"
+            qn = facts.callee(call) or ""
+            if qn.startswith("torch.optim.") and call.args:
+                p = call.args[0].value
+                if (isinstance(p, cst.Call) and isinstance(p.func, cst.Attribute) and p.func.attr.value == "parameters"
+                        and isinstance(p.func.value, cst.Name) and p.func.value.value == model_name):
+                    return f"`{self.ctx.code(call.func)}({model_name}.parameters())`"
+        return None
+
+    # -- keras -------------------------------------------------------------------------------
+    def _keras_freeze(self, assign: cst.Assign, name: cst.Name) -> None:
+        facts = self.ctx.facts
+        w = facts.where.get(assign)
+        if w is None or _conditional(w):
+            return
+        value = facts.value_of(name, assign)
+        if not isinstance(value, ModelValue):
+            return
+        compiled = fitted = None
+        for meth in ("compile", "fit"):
+            for call in facts.method_calls(meth):
+                cw = facts.where.get(call)
+                recv = call.func.value
+                if (cw is not None and cw.order > w.order and cw.function is w.function
+                        and isinstance(recv, cst.Name) and recv.value == name.value):
+                    if meth == "compile":
+                        compiled = compiled or call
+                    else:
+                        fitted = fitted or call
+        if compiled is None or fitted is None:
+            return
+        for a in facts.index.get("Assign", ()):
+            aw = facts.where[a]
+            if aw.order > w.order and literal(a.value) is True and any(
+                isinstance(t.target, cst.Attribute) and t.target.attr.value == "trainable" for t in a.targets
+            ):
+                return
+        if facts.assigned_later(name.value, assign):
+            return
+        self.report(
+            assign,
+            f"`{name.value}.trainable = False` freezes the whole model, which is then compiled and trained with "
+            "`fit`: there are no trainable weights, the loss never moves",
+            hint=f"freeze only the body (e.g. `{name.value}.layers[0].trainable = False`) or remove this line",
+        )
+
+
+def _conditional(w, loop: cst.For | None = None) -> bool:
+    """The statement may not run: an `if` (other than the `__main__` guard), a `while`, or a loop other
+    than ``loop`` encloses it."""
+    for b in w.blocks:
+        if b is loop:
+            continue
+        if isinstance(b, (cst.While, cst.For)):
+            return True
+        if isinstance(b, cst.If) and "__main__" not in cst.Module([]).code_for_node(b.test):
+            return True
+    return False
+
+
+def _loop_param_name(target: cst.BaseExpression, meth: str) -> str | None:
+    if meth == "parameters" and isinstance(target, cst.Name):
+        return target.value
+    if meth == "named_parameters" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+        v = target.elements[1].value
+        return v.value if isinstance(v, cst.Name) else None
+    return None
+
+
+def _unfreezes(facts) -> bool:
+    """Anything in the file sets `requires_grad = True` / `requires_grad_(True)`."""
+    for a in facts.index.get("Assign", ()):
+        if literal(a.value) is not False and any(
+            isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in a.targets
+        ):
+            return True
+    for c in facts.method_calls("requires_grad_"):
+        arg = argument(c, "requires_grad", 0)
+        if arg is None or literal(arg) is not False:
+            return True
+    return False
+
+
+def _attribute_assigned_later(facts, name: str, at: cst.CSTNode) -> bool:
+    """`model.classifier = nn.Linear(...)` after `at`: a new, trainable submodule."""
+    order = facts.where[at].order
+    for a in facts.index.get("Assign", ()):
+        if facts.where[a].order <= order:
+            continue
+        for t in a.targets:
+            tgt = t.target
+            while isinstance(tgt, cst.Attribute):
+                if isinstance(tgt.value, cst.Name) and tgt.value.value == name:
+                    return True
+                tgt = tgt.value
+    return False
+
+
+@register
+class ModelInitCalled(Rule):
+    """`Trainer(model_init=model_init())`: a model is passed where the factory function is expected."""
+
+    code = "TL306"
+    name = "model-init-called"
+    severity = Severity.ERROR
+    fix = Applicability.SAFE
+    triggers = ("model_init",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        if not facts.is_trainer_class(node.func, node):
+            return
+        arg = keyword(node, "model_init")
+        if arg is None or not isinstance(arg.value, cst.Call):
+            return
+        inner = arg.value
+        if not self._returns_model(inner, node):
+            return
+        fix = None
+        hint = "pass the function itself, not its result"
+        if not inner.args:
+            fn = self.ctx.code(inner.func)
+            hint = f"pass the function: `model_init={fn}`"
+            fix = self.ctx.fix(Applicability.SAFE, f"pass `{fn}`", self.ctx.replace(inner, fn))
+        self.report(
+            inner,
+            f"`model_init={self.ctx.code(inner)}` passes a model, not a function: the Trainer calls `model_init()` "
+            "itself (once per run and per hyperparameter trial) and fails with "
+            '"RuntimeError: model_init should have 0 or 1 argument."',
+            hint=hint,
+            fix=fix,
+        )
+
+    def _returns_model(self, call: cst.Call, at: cst.CSTNode) -> bool:
+        facts = self.ctx.facts
+        if isinstance(facts.value_of(call, at), ModelValue):
+            return True
+        fn = facts.function_def(call.func, at)
+        if not isinstance(fn, cst.FunctionDef):
+            return False
+        found = False
+        for ret in iter_nodes(fn.body, (cst.Return,)):
+            w = facts.where.get(ret)
+            if w is None or w.function is not fn or ret.value is None:
+                continue
+            v = facts.value_of(ret.value, ret)
+            if isinstance(v, ModelValue):
+                found = True
+            else:
+                return False  # something else on some path (a closure, a partial): not sure
+        return found
+
+
+_POLICY_SETTERS = frozenset({
+    "keras.mixed_precision.set_global_policy", "keras.mixed_precision.experimental.set_policy",
+    "keras.mixed_precision.set_policy", "keras.config.set_dtype_policy",
+})
+
+
+@register
+class LateMixedPrecision(Rule):
+    """The Keras mixed-precision policy is set after the model is built: the model keeps float32."""
+
+    code = "TL307"
+    name = "late-mixed-precision"
+    severity = Severity.WARNING
+    triggers = ("policy",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        if facts.callee(node) not in _POLICY_SETTERS:
+            return
+        pol = facts.constant(argument(node, "policy", 0), node)
+        if isinstance(pol, str) and pol == "float32":
+            return
+        w = facts.where[node]
+        before, after = [], []
+        for call in facts.index.get("Call", ()):
+            cw = facts.where.get(call)
+            if cw is None or cw.function is not w.function or call is node:
+                continue
+            if not self._builds_model(call):
+                continue
+            (before if cw.order < w.order else after).append(call)
+        if not before or after:
+            return
+        model = before[-1]
+        self.report(
+            node,
+            f"the mixed-precision policy is set after the model is built (`{self.ctx.code(model.func)}(...)` above): "
+            "a policy applies only to layers created afterwards, so the model keeps computing in float32 — no "
+            "speed-up and no memory saving",
+            hint="set the policy first, at the top of the script, before any model or layer is created",
+        )
+
+    def _builds_model(self, call: cst.Call) -> bool:
+        facts = self.ctx.facts
+        qn = facts.callee(call) or ""
+        if qn in ("keras.Sequential", "keras.models.Sequential", "keras.Model", "keras.models.Model"):
+            return True
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("from_pretrained", "from_config"):
+            owner = facts.qualname(call.func.value) or ""
+            cls = owner.rsplit(".", 1)[-1]
+            return owner.startswith("transformers.") and cls.startswith("TF") and knowledge.head_of(cls) is not None
+        return False
