@@ -5,7 +5,19 @@ The `rules/<CODE>.md` examples are run by `test_catalog.py`; these cover what th
 
 from __future__ import annotations
 
-from conftest import codes, lint
+import textwrap
+
+from trainlint.config import Settings
+from trainlint.engine import lint_source
+
+
+def lint(source: str, select: str | None = None):
+    """Findings for a dedented snippet (default rules, or `select`)."""
+    return lint_source(textwrap.dedent(source), "train.py", Settings(select=[select] if select else None))
+
+
+def codes(source: str, select: str | None = None) -> list[str]:
+    return [f.code for f in lint(source, select)]
 
 # ---------------------------------------------------------------------------------------------
 # TL302 head-task-mismatch
