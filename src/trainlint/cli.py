@@ -25,7 +25,9 @@ class DefaultGroup(click.Group):
     """``trainlint PATH`` means ``trainlint check PATH`` (like ``ruff``'s old default)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+        if args and args[0] == "probe":  # `trainlint probe X` is `trainlint check --probe X`
+            args = ["check", "--probe", *args[1:]]
+        elif not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
@@ -37,7 +39,11 @@ def _split_codes(values: tuple[str, ...]) -> list[str]:
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="trainlint")
 def main() -> None:
-    """trainlint: find the bugs of a training script before the run."""
+    """trainlint: find the bugs of a training script before the run.
+
+    `trainlint PATH...` is `trainlint check PATH...`; `trainlint probe SCRIPT [-- ARGS]` is
+    `trainlint check --probe SCRIPT [-- ARGS]`.
+    """
 
 
 @main.command(context_settings={"ignore_unknown_options": False})
@@ -69,7 +75,7 @@ def check(paths, select, ignore, extend_select, output_format, exit_zero, statis
         # click drops the `--`; everything after it belongs to the script
         rest = sys.argv[sys.argv.index("--") + 1:]
         script_args = tuple(rest)
-        paths = tuple(p for p in paths if str(p) not in rest or paths.index(p) == 0)
+        paths = paths[: len(paths) - len(rest)] if len(rest) < len(paths) else paths
     try:
         first = next((p for p in paths if str(p) != "-"), None)
         start = (first if first is not None and first.is_dir() else (first.parent if first else Path.cwd()))
@@ -185,17 +191,6 @@ def _probe(file_paths, findings, run, python, timeout, rows, tiny_model, overfit
         run.probe_notes.append("not isolated: the script ran with network access and a writable project directory")
     run.probe_details = list(report.details)
     return report.findings
-
-
-@main.command("probe", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.argument("script", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.pass_context
-def probe_cmd(ctx: click.Context, script: Path) -> None:
-    """Same as `trainlint --probe SCRIPT [options] [-- ARGS]`."""
-    ctx.invoke(check, paths=(script, *[Path(a) for a in ctx.args if not a.startswith("-")][:0]), select=(), ignore=(),
-               extend_select=(), output_format="concise", exit_zero=False, statistics=False, config_file=None,
-               quiet=False, verbose=False, stdin_filename=None, force_exclude=False, probe=True, python=None,
-               probe_timeout=600.0, probe_rows=256, tiny_model=False, overfit=0)
 
 
 @main.command("rule")
