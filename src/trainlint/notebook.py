@@ -1,0 +1,326 @@
+"""Jupyter notebooks (``.ipynb``): lint the code cells as one module, report by cell and row.
+
+The code cells are concatenated, in order, into one *virtual module* so that the dataflow crosses
+cells the way it does in the kernel (``tokenizer`` defined in cell 3, used by the ``Trainer`` of
+cell 7). Between two cells the virtual module holds one marker comment line (``# tl-cell N``), so
+that a fixed virtual module can be split back into its cells.
+
+IPython syntax is tolerated, line numbers preserved: a line magic (``%pip install ...``), a shell
+line (``!pip install ...``, ``files = !ls``) or a help line (``model?``) becomes ``pass  #
+tl-magic-K`` (same indentation). A cell magic (``%%time``) keeps its body when the body is Python
+(``%%time``, ``%%timeit``, ``%%capture``, ``%%prun``), else the whole cell is left out (every line
+``pass``).
+
+Locations: :attr:`Finding.cell` is the **1-based index of the cell among all cells of the notebook**
+(markdown and raw cells count: cell 3 is the third cell from the top, as Ruff counts), and the
+finding's rows are 1-based rows *within that cell*.
+
+Fixing (``--fix``): fixes are computed and applied on the virtual module, then written back with
+:meth:`Notebook.with_source` (or :func:`apply_notebook_edits` for a list of edits in virtual-module
+coordinates, or :func:`fix_notebook_text` given any ``source -> fixed source`` function). Only the
+``source`` of the cells that changed is rewritten; outputs, execution counts, metadata and the key
+order are kept, and the JSON is written the way Jupyter writes it (indent 1, no ASCII escaping, a
+trailing newline) unless the file used another indent. The edits carried by notebook findings
+(``Finding.fix``) are mapped to rows within the cell of each edit; for display only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from trainlint.config import Settings
+from trainlint.findings import Edit, Finding, Fix, Position
+
+#: cell magics whose body is Python code (kept in the virtual module)
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
+
+_MARKER_RE = re.compile(r"^# tl-cell (\d+)$")
+_MAGIC_RE = re.compile(r"^(?P<indent>[ \t]*)pass  # tl-magic-(?P<k>\d+)$")
+#: ``x = !ls``, ``out = %timeit f()``
+_ASSIGN_MAGIC_RE = re.compile(r"^[\w.,\s\[\]()*]+=\s*[!%]")
+
+
+class NotebookError(ValueError):
+    """The file is not a notebook trainlint can read (invalid JSON, no cells)."""
+
+
+@dataclasses.dataclass
+class _Cell:
+    index: int  # 1-based among all cells
+    raw: dict[str, Any]  # the cell's JSON object (shared with Notebook.data)
+    text: str  # the original source
+    virtual: list[str]  # its lines in the virtual module
+    python: bool  # False: a cell magic with a non-Python body (never rewritten)
+    start: int = 0  # first row of the cell in the virtual module (1-based)
+
+
+@dataclasses.dataclass
+class Notebook:
+    data: dict[str, Any]
+    cells: list[_Cell]  # the code cells
+    magics: list[str]  # original text of the lines replaced by ``pass  # tl-magic-K``
+    indent: int | None
+    ensure_ascii: bool
+    trailing_newline: bool
+    source: str = ""  # the virtual module
+    _row_cell: list[int] = dataclasses.field(default_factory=list)  # virtual row -> position in cells
+
+    def __post_init__(self) -> None:
+        lines: list[str] = []
+        row_cell: list[int] = [0]  # row 0 unused
+        for i, cell in enumerate(self.cells):
+            if i:
+                lines.append(f"# tl-cell {cell.index}")
+                row_cell.append(i)  # the marker belongs to the next cell (row 0 of it)
+            cell.start = len(lines) + 1
+            lines.extend(cell.virtual)
+            row_cell.extend([i] * len(cell.virtual))
+        self.source = "\n".join(lines) + "\n" if lines else ""
+        self._row_cell = row_cell
+
+    # -- locations ---------------------------------------------------------------------------
+    def locate(self, pos: Position) -> tuple[int, Position]:
+        """A virtual-module position → (cell index among all cells, position within the cell)."""
+        if not self.cells:
+            return 1, pos
+        row = min(max(pos.row, 1), len(self._row_cell) - 1) if len(self._row_cell) > 1 else 1
+        cell = self.cells[self._row_cell[row]] if len(self._row_cell) > 1 else self.cells[0]
+        in_cell = pos.row - cell.start + 1
+        if in_cell < 1:  # the marker line before a cell
+            return cell.index, Position(1, 1)
+        return cell.index, Position(in_cell, pos.column)
+
+    def map_finding(self, f: Finding) -> Finding:
+        cell, start = self.locate(f.start)
+        end_cell, end = self.locate(f.end)
+        if end_cell != cell:
+            end = start
+        fix = None
+        if f.fix is not None:
+            fix = Fix(f.fix.applicability, f.fix.message,
+                      tuple(Edit(self.locate(e.start)[1], self.locate(e.end)[1], e.content) for e in f.fix.edits))
+        return dataclasses.replace(f, start=start, end=end, fix=fix, cell=cell)
+
+    # -- writing back ------------------------------------------------------------------------
+    def with_source(self, new_source: str) -> str:
+        """The notebook's JSON text with the cells rebuilt from a changed virtual module."""
+        parts = _split_cells(new_source, [c.index for c in self.cells])
+        for cell, lines in zip(self.cells, parts):
+            if lines == cell.virtual or not cell.python:
+                continue
+            text = "\n".join(self._restore(line) for line in lines)
+            if cell.text.endswith("\n") and not text.endswith("\n"):
+                text += "\n"
+            if text == cell.text:
+                continue
+            raw_source = cell.raw.get("source")
+            cell.raw["source"] = text if isinstance(raw_source, str) else _source_lines(text)
+            cell.text = text
+            cell.virtual = list(lines)
+        self.__post_init__()
+        return self.dumps()
+
+    def _restore(self, line: str) -> str:
+        m = _MAGIC_RE.match(line)
+        if m and int(m.group("k")) < len(self.magics):
+            return m.group("indent") + self.magics[int(m.group("k"))].lstrip(" \t")
+        return line
+
+    def dumps(self) -> str:
+        text = json.dumps(self.data, indent=self.indent, ensure_ascii=self.ensure_ascii)
+        return text + "\n" if self.trailing_newline else text
+
+
+def _split_cells(source: str, indices: list[int]) -> list[list[str]]:
+    lines = source.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    parts: list[list[str]] = [[]]
+    expected = iter(indices[1:])
+    want = next(expected, None)
+    for line in lines:
+        m = _MARKER_RE.match(line)
+        if m and want is not None and int(m.group(1)) == want:
+            parts.append([])
+            want = next(expected, None)
+            continue
+        parts[-1].append(line)
+    if len(parts) != len(indices):
+        raise NotebookError("the fixed code lost a cell boundary marker (`# tl-cell N`); notebook left unchanged")
+    return parts
+
+
+def _source_lines(text: str) -> list[str]:
+    """nbformat's list form: every line keeps its newline except the last."""
+    if not text:
+        return []
+    lines = text.split("\n")
+    out = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1])
+    return out
+
+
+def _cell_text(raw: dict[str, Any]) -> str:
+    src = raw.get("source", "")
+    if isinstance(src, list):
+        src = "".join(s for s in src if isinstance(s, str))
+    if not isinstance(src, str):
+        return ""
+    return src.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _is_magic(stripped: str) -> bool:
+    if not stripped or stripped.startswith("#"):
+        return False
+    if stripped[0] in "%!":
+        return True
+    if stripped[0] == "?" or (stripped.endswith("?") and not stripped.endswith("??") and "#" not in stripped):
+        # `?model`, `model?` (IPython help)
+        return re.fullmatch(r"\??[\w.]+\??", stripped) is not None
+    if stripped.endswith("??"):
+        return re.fullmatch(r"[\w.]+\?\?", stripped) is not None
+    return _ASSIGN_MAGIC_RE.match(stripped) is not None
+
+
+def _virtual_lines(text: str, magics: list[str]) -> tuple[list[str], bool]:
+    lines = text.split("\n")
+    if lines and lines[-1] == "" and len(lines) > 1:
+        lines.pop()
+    out: list[str] = []
+
+    def placeholder(line: str, indent: str = "") -> str:
+        magics.append(line)
+        return f"{indent}pass  # tl-magic-{len(magics) - 1}"
+
+    first = lines[0].lstrip() if lines else ""
+    if first.startswith("%%"):
+        name = first[2:].split(None, 1)[0] if first[2:].strip() else ""
+        if name in PYTHON_CELL_MAGICS:
+            out.append(placeholder(lines[0]))
+            lines = lines[1:]
+        else:
+            return [placeholder(line) for line in lines], False
+    for line in lines:
+        stripped = line.strip()
+        if _is_magic(stripped):
+            indent = line[: len(line) - len(line.lstrip(" \t"))]
+            out.append(placeholder(line, indent))
+        else:
+            out.append(line)
+    return out, True
+
+
+def _detect_indent(text: str) -> int | None:
+    m = re.search(r"\n( +)\S", text)
+    if m is None:
+        return None if "\n" not in text.strip() else 0
+    return len(m.group(1))
+
+
+def parse_notebook(text: str) -> Notebook:
+    """Read a notebook's JSON text. Raises :class:`NotebookError` when it is not one."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise NotebookError(f"invalid notebook JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise NotebookError("invalid notebook JSON: nesting too deep") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        if isinstance(data, dict) and "worksheets" in data:
+            raise NotebookError("nbformat 3 notebooks are not supported: convert with `jupyter nbconvert --to notebook`")
+        raise NotebookError("not a Jupyter notebook: no `cells` list")
+    magics: list[str] = []
+    cells: list[_Cell] = []
+    for i, raw in enumerate(data["cells"], 1):
+        if not isinstance(raw, dict) or raw.get("cell_type") != "code":
+            continue
+        src = _cell_text(raw)
+        virtual, python = _virtual_lines(src, magics)
+        cells.append(_Cell(i, raw, src, virtual, python))
+    ensure_ascii = not any(ord(ch) > 127 for ch in text) and "\\u" in text
+    return Notebook(data, cells, magics, _detect_indent(text), ensure_ascii, text.endswith("\n"))
+
+
+def is_python_notebook(nb: Notebook) -> bool:
+    meta = nb.data.get("metadata") or {}
+    if not isinstance(meta, dict):
+        return True
+    for key, field in (("language_info", "name"), ("kernelspec", "language")):
+        v = meta.get(key)
+        if isinstance(v, dict) and isinstance(v.get(field), str):
+            return v[field].lower() in ("python", "python3", "ipython", "ipython3")
+    return True
+
+
+def lint_notebook_text(text: str, filename: str, settings: Settings):
+    """Lint a notebook given its JSON text: a ``FileResult`` whose findings name cell and row."""
+    from trainlint.engine import FileResult, _meta_finding, lint_text
+
+    try:
+        nb = parse_notebook(text)
+    except NotebookError as exc:
+        return FileResult(filename, [_meta_finding("TL002", filename, f"cannot read: {exc}", 1, 1)])
+    if not is_python_notebook(nb):
+        return FileResult(filename, [], note="not a Python notebook, nothing to lint")
+    if not nb.source.strip():
+        return FileResult(filename, [], note="no code cells, nothing to lint")
+    result = lint_text(nb.source, filename, settings)
+    result.findings = sorted((nb.map_finding(f) for f in result.findings), key=Finding.sort_key)
+    return result
+
+
+def lint_notebook(path: Path, settings: Settings, display: str | None = None):
+    from trainlint.engine import FileResult, _meta_finding, read_source
+
+    name = display or str(path)
+    text, err = read_source(path)
+    if text is None:
+        return FileResult(name, [_meta_finding("TL002", name, f"cannot read: {err}", 1, 1)])
+    if not text.strip():
+        return FileResult(name, [_meta_finding("TL002", name, "cannot read: empty file, not a notebook", 1, 1)])
+    return lint_notebook_text(text, name, settings)
+
+
+def _apply_edits(source: str, edits: Iterable[Edit]) -> str:
+    """Apply non-overlapping edits (1-based row/column, end exclusive) to ``source``."""
+    lines = source.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+
+    def offset(p: Position) -> int:
+        if p.row - 1 >= len(lines):
+            return len(source)
+        return min(starts[p.row - 1] + p.column - 1, len(source))
+
+    out = source
+    last = None
+    for e in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
+        a, b = offset(e.start), offset(e.end)
+        if last is not None and b > last:
+            continue  # overlaps an edit already applied
+        out = out[:a] + e.content + out[b:]
+        last = a
+    return out
+
+
+def apply_notebook_edits(text: str, edits: Iterable[Edit]) -> str:
+    """The notebook JSON ``text`` with ``edits`` (in virtual-module coordinates, as produced by
+    ``lint_text(parse_notebook(text).source, ...)``) applied; outputs and metadata preserved."""
+    nb = parse_notebook(text)
+    return nb.with_source(_apply_edits(nb.source, edits))
+
+
+def fix_notebook_text(text: str, fix_source: Callable[[str], str]) -> str:
+    """Run ``fix_source`` (Python source → fixed Python source) on the notebook's virtual module
+    and return the rewritten notebook JSON (``text`` unchanged when nothing changed)."""
+    nb = parse_notebook(text)
+    new = fix_source(nb.source)
+    if new == nb.source:
+        return text
+    return nb.with_source(new)

@@ -1,0 +1,241 @@
+"""Notebooks: the course's MNLI Trainer script split into cells, with a `!pip install` cell, a line
+magic and a `%%time` cell. Findings name the cell (1-based among all cells) and the row within it;
+fixes rewrite only the changed cell sources and keep outputs, metadata and Jupyter's formatting."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from trainlint.config import Settings
+from trainlint.engine import lint_file
+from trainlint.findings import Edit, Position
+from trainlint.notebook import (
+    NotebookError,
+    apply_notebook_edits,
+    fix_notebook_text,
+    lint_notebook_text,
+    parse_notebook,
+)
+
+CELLS = [
+    ("markdown", "# Fine-tuning a model on MNLI\nThe course notebook, with its bugs."),
+    ("code", "!pip install datasets evaluate transformers[sentencepiece]"),
+    ("code", 'import evaluate\n'
+             'from datasets import load_dataset\n'
+             'from transformers import (\n'
+             '    AutoModelForSequenceClassification,\n'
+             '    AutoTokenizer,\n'
+             '    Trainer,\n'
+             '    TrainingArguments,\n'
+             ')\n'
+             '\n'
+             'raw_datasets = load_dataset("glue", "mnli")\n'
+             'checkpoint = "distilbert-base-uncased"\n'
+             'tokenizer = AutoTokenizer.from_pretrained(checkpoint)\n'),
+    ("code", 'def tokenize(batch):\n'
+             '    return tokenizer(batch["premise"], batch["hypothesis"], truncation=True)\n'
+             '\n'
+             'tokenized = raw_datasets.map(tokenize, batched=True)\n'
+             'model = AutoModelForSequenceClassification.from_pretrained(checkpoint)'),
+    ("code", '%load_ext autoreload\n'
+             'args = TrainingArguments(\n'
+             '    "mnli-distilbert",\n'
+             '    evaluation_strategy="epoch",\n'
+             '    save_strategy="epoch",\n'
+             '    learning_rate=2e-5,\n'
+             ')\n'
+             'accuracy = evaluate.load("glue", "mnli")\n'
+             '\n'
+             'def compute_metrics(eval_pred):\n'
+             '    logits, labels = eval_pred\n'
+             '    return accuracy.compute(predictions=logits, references=labels)'),
+    ("markdown", "Now train (this takes a while)."),
+    ("code", '%%time\n'
+             'trainer = Trainer(\n'
+             '    model,\n'
+             '    args,\n'
+             '    train_dataset=raw_datasets["train"],\n'
+             '    eval_dataset=raw_datasets["validation_matched"],\n'
+             '    compute_metrics=compute_metrics,\n'
+             ')\n'
+             'trainer.train()'),
+]
+
+#: (cell among all cells, row in cell, column, code) — cell 1 is the markdown title
+EXPECTED = [
+    (4, 5, 9, "TL301"),  # from_pretrained without num_labels (glue/mnli loaded in cell 3)
+    (5, 4, 5, "TL805"),  # evaluation_strategy=
+    (5, 12, 12, "TL601"),  # logits to the metric
+    (7, 2, 11, "TL201"),  # Trainer without collator
+    (7, 5, 19, "TL101"),  # raw train split
+    (7, 6, 18, "TL101"),  # raw validation split
+]
+
+
+def _source(text: str) -> list[str]:
+    lines = text.split("\n")
+    out = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1])
+    return out
+
+
+def make_notebook(cells=CELLS) -> dict:
+    nb_cells = []
+    for i, (kind, text) in enumerate(cells):
+        cell = {"cell_type": kind, "id": f"c{i}", "metadata": {}, "source": _source(text)}
+        if kind == "code":
+            cell["execution_count"] = i
+            cell["outputs"] = [{"name": "stdout", "output_type": "stream", "text": [f"output of cell {i + 1} — ok\n"]}]
+        nb_cells.append(cell)
+    return {
+        "cells": nb_cells,
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python", "version": "3.11.4"},
+            "colab": {"provenance": []},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def jupyter_dumps(nb: dict) -> str:
+    """What Jupyter writes (nbformat.writes): indent 1, sorted keys, no ASCII escaping, newline."""
+    return json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+
+
+@pytest.fixture
+def course(tmp_path: Path) -> Path:
+    p = tmp_path / "course.ipynb"
+    p.write_text(jupyter_dumps(make_notebook()), encoding="utf-8")
+    return p
+
+
+def found(result) -> list[tuple]:
+    return [(f.cell, f.start.row, f.start.column, f.code) for f in result.findings]
+
+
+def test_findings_name_cell_and_row(course: Path):
+    result = lint_file(course, Settings(), "course.ipynb")
+    assert found(result) == EXPECTED
+    assert not result.internal_error
+    tl805 = next(f for f in result.findings if f.code == "TL805")
+    assert (tl805.end.row, tl805.end.column) == (4, 24)  # `evaluation_strategy` within the cell
+    # the row/column address the cell's own text
+    line = CELLS[4][1].split("\n")[tl805.start.row - 1]
+    assert line[tl805.start.column - 1: tl805.end.column - 1] == "evaluation_strategy"
+
+
+def test_magics_and_shell_lines_are_tolerated():
+    cells = [
+        ("code", "%pip install transformers\n!nvidia-smi\nfiles = !ls data\nimport torch\ntorch?"),
+        ("code", "%%bash\nfor f in *.csv; do\n  echo $f\ndone"),
+        ("code", "for i in range(2):\n    !echo $i\n    %time print(i)\nfrom transformers import TrainingArguments\n"
+                 "args = TrainingArguments('out', evaluation_strategy='epoch')"),
+    ]
+    result = lint_notebook_text(jupyter_dumps(make_notebook(cells)), "magic.ipynb", Settings(select=["ALL"]))
+    assert result.parsed
+    assert found(result) == [(3, 5, 33, "TL805")]
+
+
+def test_syntax_error_is_located_in_its_cell():
+    cells = [("code", "from transformers import TrainingArguments\nx = 1"), ("markdown", "text"),
+             ("code", "y = (1,\nargs = TrainingArguments('out', evaluation_strategy='epoch')")]
+    result = lint_notebook_text(jupyter_dumps(make_notebook(cells)), "broken.ipynb", Settings())
+    assert [f.code for f in result.findings] == ["TL001"]
+    assert result.findings[0].cell == 3
+
+
+@pytest.mark.parametrize("text", ['{"cells": [', "not json at all", "[1, 2, 3]", '{"worksheets": []}'])
+def test_invalid_notebook_gives_one_tl002(tmp_path: Path, text: str):
+    p = tmp_path / "bad.ipynb"
+    p.write_text(text, encoding="utf-8")
+    result = lint_file(p, Settings(), "bad.ipynb")
+    assert [f.code for f in result.findings] == ["TL002"]
+    assert result.findings[0].start == Position(1, 1)
+    with pytest.raises(NotebookError):
+        parse_notebook(text)
+
+
+def test_non_python_notebook_is_skipped():
+    nb = make_notebook([("code", "library(torch)\nx <- 1")])
+    nb["metadata"] = {"kernelspec": {"language": "R", "name": "ir"}, "language_info": {"name": "R"}}
+    result = lint_notebook_text(jupyter_dumps(nb), "r.ipynb", Settings())
+    assert result.findings == []
+
+
+def test_round_trip_is_byte_identical(course: Path):
+    text = course.read_text(encoding="utf-8")
+    nb = parse_notebook(text)
+    assert nb.with_source(nb.source) == text
+    assert apply_notebook_edits(text, []) == text
+    assert fix_notebook_text(text, lambda s: s) == text
+
+
+def test_edits_rewrite_only_the_changed_cell(course: Path):
+    text = course.read_text(encoding="utf-8")
+    nb = parse_notebook(text)
+    # the edit as the engine reports it on the virtual module
+    from trainlint.engine import lint_text
+
+    virtual = lint_text(nb.source, "course.ipynb", Settings())
+    tl805 = next(f for f in virtual.findings if f.code == "TL805")
+    new_text = apply_notebook_edits(text, [Edit(tl805.start, tl805.end, "eval_strategy")])
+
+    assert new_text.endswith("}\n") and new_text.startswith('{\n "cells": [\n  {\n')  # indent 1, newline
+    before, after = json.loads(text), json.loads(new_text)
+    assert after["metadata"] == before["metadata"]
+    for b, a in zip(before["cells"], after["cells"]):
+        assert a.get("outputs") == b.get("outputs") and a.get("execution_count") == b.get("execution_count")
+        assert a["metadata"] == b["metadata"] and a["id"] == b["id"]
+    changed = [i for i, (b, a) in enumerate(zip(before["cells"], after["cells"])) if a["source"] != b["source"]]
+    assert changed == [4]
+    assert after["cells"][4]["source"][0] == "%load_ext autoreload\n"  # the magic is restored
+    assert after["cells"][4]["source"][3] == '    eval_strategy="epoch",\n'
+    # only that one line differs in the file
+    diff = [(x, y) for x, y in zip(text.splitlines(), new_text.splitlines()) if x != y]
+    assert diff == [('    "    evaluation_strategy=\\"epoch\\",\\n",', '    "    eval_strategy=\\"epoch\\",\\n",')]
+    # and the fixed notebook no longer has the finding, the others stay in place
+    p2 = course.with_name("fixed.ipynb")
+    p2.write_text(new_text, encoding="utf-8")
+    assert found(lint_file(p2, Settings(), "fixed.ipynb")) == [e for e in EXPECTED if e[3] != "TL805"]
+
+
+def test_fix_that_adds_lines_keeps_cell_boundaries(course: Path):
+    text = course.read_text(encoding="utf-8")
+
+    def add_import_and_collator(src: str) -> str:
+        src = src.replace("import evaluate\n", "import evaluate\nimport numpy as np\n", 1)
+        return src.replace("    compute_metrics=compute_metrics,\n",
+                           "    compute_metrics=compute_metrics,\n    processing_class=tokenizer,\n", 1)
+
+    new = json.loads(fix_notebook_text(text, add_import_and_collator))
+    assert len(new["cells"]) == len(CELLS)
+    assert new["cells"][2]["source"][:2] == ["import evaluate\n", "import numpy as np\n"]
+    assert new["cells"][6]["source"][0] == "%%time\n"
+    assert "    processing_class=tokenizer,\n" in new["cells"][6]["source"]
+    assert new["cells"][1]["source"] == ["!pip install datasets evaluate transformers[sentencepiece]"]
+
+
+def test_fix_that_breaks_a_cell_marker_is_refused(course: Path):
+    text = course.read_text(encoding="utf-8")
+    with pytest.raises(NotebookError):
+        fix_notebook_text(text, lambda s: s.replace("# tl-cell 5\n", ""))
+
+
+def test_cli_reports_cells(course: Path, cli):
+    proc = cli(str(course), "--output-format", "concise")
+    assert proc.returncode == 1, proc.stderr
+    assert f"{course}:cell 5:4:5: TL805" in proc.stdout
+    proc = cli(str(course), "--output-format", "json")
+    data = json.loads(proc.stdout)
+    assert [(d["cell"], d["location"]["row"], d["code"]) for d in data] == [(c, r, code) for c, r, _, code in EXPECTED]
+
+
+def test_directory_walk_includes_notebooks(course: Path, cli):
+    proc = cli(str(course.parent))
+    assert "course.ipynb:cell 7:2:11: TL201" in proc.stdout
