@@ -35,6 +35,24 @@ def install(h: types.ModuleType) -> None:
     h.when_imported("tf_keras", lambda m: _on_keras(h, m, "tf_keras"))
     h.when_imported("transformers.modeling_tf_utils", lambda m: _on_transformers_tf(h, m))
     h.when_imported("datasets.arrow_dataset", lambda m: _on_arrow_dataset(h, m))
+    h.exception_mappers.append(map_exception)
+
+
+def map_exception(exc: BaseException, line: int | None) -> tuple[str, str, str] | None:
+    """Script errors before ``fit`` that have a catalog code: a Keras 3 object given to a tf-keras
+    (transformers) model is TL808."""
+    text = str(exc)
+    if "Could not interpret" in text and "keras.src." in text:
+        what = text.split("Could not interpret", 1)[1].split(":", 1)[0].strip() or "identifier"
+        first = text.strip().splitlines()[0]
+        return (
+            "TL808",
+            f"a Keras 3 object was given to a tf-keras model (could not interpret {what}): "
+            "tensorflow.keras meant Keras 3 when it was imported, transformers models use tf-keras",
+            f"{type(exc).__name__}: {first[:240]}; import the optimizer from tf_keras (or set "
+            "TF_USE_LEGACY_KERAS=1 before importing tensorflow), or use transformers.create_optimizer",
+        )
+    return None
 
 
 # ---------------------------------------------------------------- framework flavours

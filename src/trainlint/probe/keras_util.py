@@ -93,6 +93,9 @@ def first_line(exc: BaseException, limit: int = 300) -> str:
             break
     line = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", line)  # TF op-wrapper prefix
     line = re.sub(r"\s*\[Op:[^\]]*\]?.*$", "", line).strip()  # ... [Op:SparseSoftmaxCrossEntropyWithLogits]
+    prefix = f"{type(exc).__name__}: "
+    while line.startswith(prefix):  # tf-keras re-raises with the type name inside the message
+        line = line[len(prefix):]
     msg = f"{type(exc).__name__}: {line}" if line else type(exc).__name__
     return msg if len(msg) <= limit else msg[: limit - 3] + "..."
 

@@ -80,6 +80,11 @@ def _run_step_error(st: Any) -> str | None:
     try:
         st.model.train_on_batch(st.features, st.y, sample_weight=st.sample_weight)
     except Exception as exc:  # noqa: BLE001
+        # The failed trace leaves a half-built train function: the next step must trace a new one.
+        try:
+            st.model.train_function = None
+        except Exception:  # noqa: BLE001
+            pass
         msg = ku.first_line(exc)
         if st.flavour == "keras" and "None values not supported" in msg:
             msg += " (Keras 3 computes the loss with y=None: there are no targets)"
