@@ -6,6 +6,7 @@ Reads the config, installs the framework plugins' post-import hooks, runs the us
 
 from __future__ import annotations
 
+import faulthandler
 import importlib
 import json
 import os
@@ -65,6 +66,11 @@ def main() -> int:
     h.script_path = os.path.realpath(config["script"])
     h.open_events(os.environ["TRAINLINT_PROBE_EVENTS"])
     h.emit("hello", python=sys.version.split()[0], implementation=platform.python_implementation())
+    # Shortly before the parent's kill, dump every thread's stack: where the script hung.
+    timeout = float(config.get("timeout") or 0)
+    if timeout > 1 and config.get("stackfile"):
+        stack_file = open(config["stackfile"], "w", encoding="utf-8")  # noqa: SIM115
+        faulthandler.dump_traceback_later(max(timeout - 1.0, timeout * 0.85), exit=False, file=stack_file)
 
     # Exception mapping of known API breaks (TL804, TL805, ...), from the compat stage.
     try:

@@ -27,6 +27,8 @@ script_path: str = ""
 exception_mappers: list[Callable[[BaseException, "int | None"], "tuple[str, str, str] | None"]] = []
 #: Free-form state shared between hooks and checks of the child (e.g. recorded label columns).
 state: dict[str, Any] = {}
+#: Codes reported by `finding` so far (a later stage can skip repeating the same failure).
+emitted: set[str] = set()
 
 _events_file = None
 _lock = threading.Lock()
@@ -66,6 +68,8 @@ def finding(
     confirms: tuple[str, ...] | list[str] = (),
     severity: str | None = None,
 ) -> None:
+    emitted.add(code)
+    emitted.update(confirms)
     emit(
         "finding",
         code=code,

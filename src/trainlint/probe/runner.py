@@ -258,6 +258,8 @@ def _run(script: Path, static_findings: list[Finding], options: ProbeOptions, tm
         "overfit": options.overfit,
         "verbose": options.verbose,
         "workdir": str(work),
+        "timeout": options.timeout,
+        "stackfile": str(tmp / "stack.txt"),
         "plugins": _plugins(),
         "static_codes": sorted({f.code for f in static_findings}),
     }
@@ -305,7 +307,17 @@ def _run(script: Path, static_findings: list[Finding], options: ProbeOptions, tm
     last_phase = next((e.get("name") for e in reversed(events) if e.get("type") == "phase"), None)
     if outcome == "timeout":
         where = f" during the {last_phase} check" if last_phase else (" while the script ran (before training)")
+        at = _hung_at(tmp / "stack.txt", abs_script)
+        if at:
+            where += f", at {script.name}:{at[0]}" + (f" (`{at[1]}`)" if at[1] else "")
         notes.append(f"probe timed out after {options.timeout:g}s{where}: the process group was killed")
+        stack = _tail(tmp / "stack.txt", 25)
+        if stack:
+            report.details.append("stacks shortly before the timeout:\n" + stack)
+        for name, path in (("stdout", out_path), ("stderr", err_path)):
+            tail = _tail(path, 5)
+            if tail and not options.verbose:
+                report.details.append(f"script {name} (tail):\n{tail}")
     elif outcome == "crashed":
         notes.append(f"the probe's child process died (exit status {rc}) without a result")
         tail = _tail(err_path)
@@ -321,6 +333,33 @@ def _run(script: Path, static_findings: list[Finding], options: ProbeOptions, tm
             if tail:
                 report.details.append(f"script {name} (tail):\n{tail}")
     return report
+
+
+def _hung_at(stack_file: Path, script: Path) -> tuple[int, str] | None:
+    """The line of the user's script in the main thread's stack dumped by faulthandler."""
+    try:
+        text = stack_file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    blocks = text.split("\n\n")
+    main = next((b for b in blocks if "most recent call first" in b and ("Current thread" in b or "Thread" in b)), text)
+    for b in blocks:
+        if b.lstrip().startswith("Current thread") or "MainThread" in b:
+            main = b
+    for line in main.splitlines():
+        line = line.strip()
+        if line.startswith("File ") and f'"{script}"' in line:
+            try:
+                lineno = int(line.split(", line ")[1].split()[0])
+            except (IndexError, ValueError):
+                continue
+            src = ""
+            try:
+                src = script.read_text(encoding="utf-8").splitlines()[lineno - 1].strip()
+            except (OSError, IndexError):
+                pass
+            return lineno, src
+    return None
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

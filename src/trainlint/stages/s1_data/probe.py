@@ -259,6 +259,7 @@ def check_trainer_data(h: Any, st: Any) -> None:
                 line=st.line,
                 confirms=("TL301",),
             )
+            st.stop = True  # the forward pass would fail on exactly this
             return
     h.checked("TL106", "TL301")
 

@@ -35,8 +35,9 @@ def _length(value: Any) -> int | None:
 def first_batch(h: Any, trainer: Any, loader: Any, main_input: str, where: str) -> tuple[Any, str | None, list]:
     """Form one batch; on failure return (None, evidence, features the collator got)."""
     seen: list = []
-    collator = trainer.data_collator
-    original_collate = getattr(loader, "collate_fn", None)
+    # accelerate's DataLoaderShard/DataLoaderAdapter iterate an inner `base_dataloader`.
+    target = getattr(loader, "base_dataloader", None) or loader
+    original_collate = getattr(target, "collate_fn", None)
 
     def recording(features: list) -> Any:
         seen[:] = list(features)
@@ -44,7 +45,7 @@ def first_batch(h: Any, trainer: Any, loader: Any, main_input: str, where: str) 
 
     if original_collate is not None:
         try:
-            loader.collate_fn = recording
+            target.collate_fn = recording
         except Exception:  # noqa: BLE001  # some loaders freeze their attributes after __init__
             pass
     try:
@@ -58,10 +59,9 @@ def first_batch(h: Any, trainer: Any, loader: Any, main_input: str, where: str) 
     finally:
         if original_collate is not None:
             try:
-                loader.collate_fn = original_collate
+                target.collate_fn = original_collate
             except Exception:  # noqa: BLE001
                 pass
-        del collator
 
 
 def report_collation_failure(h: Any, st: Any, error: str, features: list, main_input: str, where: str) -> None:
@@ -79,6 +79,8 @@ def report_collation_failure(h: Any, st: Any, error: str, features: list, main_i
     if collator == "function":
         collator = getattr(st.trainer.data_collator, "__name__", "function")
     low = error.lower()
+    if where != "training" and {"TL201", "TL202", "TL101"} & h.emitted:
+        return  # the training batch already failed the same way
     if len(set(lengths)) > 1 or any(w in low for w in _COLLATE_WORDS):
         shown = lengths[:16]
         h.finding(

@@ -90,6 +90,17 @@ def check_trainer_eval(h: Any, st: Any) -> None:
 
     model = unwrap_model(trainer.model)
     main_input = getattr(model, "main_input_name", "input_ids") or "input_ids"
+    ds = trainer.eval_dataset[eval_ds] if isinstance(eval_ds, str) else trainer.eval_dataset
+    columns = getattr(ds, "column_names", None)
+    if isinstance(columns, list) and main_input not in columns and "inputs_embeds" not in columns:
+        h.finding(
+            "TL101",
+            f"the Trainer's eval_dataset has no `{main_input}` column: it holds raw data "
+            f"(columns {', '.join(columns)}), not the tokenized dataset",
+            evidence=f"eval_dataset columns {columns}; {type(model).__name__}.forward needs `{main_input}`",
+            line=st.line,
+        )
+        return
     loader = trainer.get_eval_dataloader(eval_ds if isinstance(eval_ds, str) else None)
     batch, error, features = first_batch(h, trainer, loader, main_input, "evaluation")
     if batch is None:
@@ -99,11 +110,17 @@ def check_trainer_eval(h: Any, st: Any) -> None:
     try:
         loss, logits, labels = trainer.prediction_step(trainer.model, batch, prediction_loss_only=False)
     except Exception as exc:  # noqa: BLE001
+        text = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        out_of_range = "out of bounds" in str(exc) and isinstance(exc, IndexError)
+        code = "TL106" if out_of_range else "TL707"
+        if code in h.emitted or (out_of_range and "TL301" in h.emitted):
+            return  # the training batch already showed it
         h.finding(
-            "TL707",
-            f"the forward pass fails on one evaluation batch: {type(exc).__name__}: {exc}",
-            evidence=f"{type(exc).__name__}: {exc}",
+            code,
+            f"the forward pass fails on one evaluation batch: {text}",
+            evidence=text,
             line=st.line,
+            confirms=("TL301",) if out_of_range else (),
         )
         return
     finally:

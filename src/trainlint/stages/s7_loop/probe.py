@@ -200,8 +200,9 @@ def overfit_trainer(h: Any, st: Any, n: int) -> None:
     model = trainer.model
     optimizer = st.optimizer or trainer.create_optimizer()
     model.train()
-    losses: list[float] = []
-    for _ in range(n):
+    # Start from the loss at initialisation (before the optimizer stage's one step).
+    losses: list[float] = [float(st.loss.detach().float().mean())] if st.loss is not None else []
+    for _ in range(max(n - len(losses), 1)):
         optimizer.zero_grad(set_to_none=True)
         loss = trainer.compute_loss(model, dict(st.inputs))
         if loss.dim() > 0:
