@@ -21,7 +21,7 @@ class PendingEdit:
 
     node: cst.CSTNode
     content: str
-    mode: str = "replace"  # "replace" | "before" | "after" | "module_start"
+    mode: str = "replace"  # "replace" | "before" | "after" | "end" | "delete_line" | "module_start"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -189,6 +189,10 @@ def _resolve_edit(e: PendingEdit, positions) -> Edit:
         return Edit(start, end, e.content)
     if e.mode == "before":
         return Edit(start, start, e.content)
+    if e.mode == "end":  # right after the node (e.g. a new keyword after the last argument)
+        return Edit(end, end, e.content)
+    if e.mode == "delete_line":  # the node's whole lines, newline included
+        return Edit(Position(start.row, 1), Position(end.row + 1, 1), e.content)
     # after a statement line: at the start of the next line
     nxt = Position(rng.end.line + 1, 1)
     return Edit(nxt, nxt, e.content)

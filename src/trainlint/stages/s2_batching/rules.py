@@ -5,7 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from trainlint.facts import UNKNOWN, DatasetValue, argument, given, has_star_kwargs
-from trainlint.findings import Severity
+from trainlint import codemod
+from trainlint.facts import iter_calls
+from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
 
@@ -19,6 +21,7 @@ class NoPaddingCollator(Rule):
     probe = ("Forms one batch with `trainer.get_train_dataloader()`; a collation failure confirms it "
              "and shows the offending sequence lengths.")
     triggers = ("Trainer",)
+    fix = Applicability.UNSAFE
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
@@ -50,6 +53,7 @@ class NoPaddingCollator(Rule):
                     'cannot stack sequences of different lengths ("expected sequence of length 43 at dim 1 (got 37)")',
                     hint="pass `data_collator=DataCollatorWithPadding(tokenizer)` (or `processing_class=tokenizer`, "
                     "which pads dynamically)",
+                    fix=self._fix(node),
                 )
                 return
             if unknown:
@@ -60,8 +64,39 @@ class NoPaddingCollator(Rule):
                     'forming a batch fails with "expected sequence of length X at dim 1 (got Y)" — `--probe` forms one batch',
                     hint="pass `data_collator=DataCollatorWithPadding(tokenizer)` unless every example has the same length",
                     severity=Severity.INFO,
+                    fix=self._fix(node),
                 )
                 return
+
+    def _fix(self, trainer: cst.Call):
+        """Add `data_collator=DataCollatorWithPadding(<tokenizer>)`, the tokenizer being the one the
+        `.map()` function calls, when that name is visible at the Trainer."""
+        tokenizer = self._tokenizer_name(trainer)
+        if tokenizer is None:
+            return None
+        got = codemod.ensure_name(self.ctx, "transformers.DataCollatorWithPadding",
+                                  "from transformers import DataCollatorWithPadding", "DataCollatorWithPadding")
+        if got is None:
+            return None
+        collator, add = got
+        value = f"{collator}({tokenizer})"
+        return self.ctx.fix(Applicability.UNSAFE, f"Pass `data_collator={value}`",
+                            codemod.add_keyword(self.ctx, trainer, "data_collator", value),
+                            *([add] if add is not None else []))
+
+    def _tokenizer_name(self, trainer: cst.Call) -> str | None:
+        facts = self.ctx.facts
+        for call in facts.method_calls("map"):
+            fn = facts.function_def(argument(call, "function", 0), call)
+            if fn is None:
+                continue
+            for c in iter_calls(fn.body):
+                if not facts.is_tokenizer_call(c, fn):
+                    continue
+                target = c.func.value if isinstance(c.func, cst.Attribute) else c.func
+                if isinstance(target, cst.Name) and facts.lookup(target.value, trainer) is not None:
+                    return target.value
+        return None
 
 
 @register

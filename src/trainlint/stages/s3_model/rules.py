@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from trainlint import knowledge
+from trainlint import codemod, knowledge
 from trainlint.facts import (
     UNKNOWN, DatasetValue, ModelValue, TFDatasetValue, argument, has_star_kwargs, iter_nodes, keyword, literal,
 )
@@ -45,6 +45,7 @@ class MissingNumLabels(Rule):
     severity = Severity.ERROR
     probe = "Reads the whole label column and compares its values with `model.config.num_labels`."
     triggers = ("from_pretrained",)
+    fix = Applicability.UNSAFE
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -88,6 +89,10 @@ class MissingNumLabels(Rule):
                 f"training fails with {symptom}",
                 hint=f"pass `num_labels={expected}`",
                 severity=Severity.INFO if finetuned else Severity.ERROR,
+                # a checkpoint with a fine-tuned head of its own would need `ignore_mismatched_sizes=True` too
+                fix=None if finetuned else self.ctx.fix(
+                    Applicability.UNSAFE, f"Pass `num_labels={expected}`",
+                    codemod.add_keyword(self.ctx, node, "num_labels", str(expected))),
             )
             return
         given = facts.constant(given_arg.value, node)
@@ -101,6 +106,7 @@ class MissingNumLabels(Rule):
                 f"`num_labels={given}` but {info.display} has {expected} classes: training fails with "
                 f'"IndexError: Target {expected - 1} is out of bounds"',
                 hint=f"pass `num_labels={expected}`",
+                fix=self._set_fix(given_arg, expected),
             )
         else:
             self.report(
@@ -109,7 +115,12 @@ class MissingNumLabels(Rule):
                 "a target and distort the loss and the metrics",
                 hint=f"pass `num_labels={expected}`",
                 severity=Severity.WARNING,
+                fix=self._set_fix(given_arg, expected),
             )
+
+    def _set_fix(self, given_arg: cst.Arg, expected: int):
+        return self.ctx.fix(Applicability.UNSAFE, f"Set `num_labels={expected}`",
+                            self.ctx.replace(given_arg.value, str(expected)))
 
 
 def _task_matches(info: knowledge.DatasetInfo, head: str) -> bool:

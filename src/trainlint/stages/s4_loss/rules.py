@@ -5,7 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from trainlint.facts import ModelValue, TFDatasetValue, argument, keyword, literal
-from trainlint.findings import Severity
+from trainlint import codemod
+from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
 LABEL_NAMES = frozenset({"label", "labels", "start_positions", "end_positions"})
@@ -86,6 +87,7 @@ class LossExpectsProbabilities(Rule):
     severity = Severity.ERROR
     probe = "Compares the compiled loss on one batch with the same loss computed `from_logits=True`."
     triggers = ("compile",)
+    fix = Applicability.SAFE
 
     def visit_Call(self, node: cst.Call) -> None:
         if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile"):
@@ -104,7 +106,40 @@ class LossExpectsProbabilities(Rule):
             f"`{self.ctx.code(loss)}` expects probabilities, but `{model.cls}` outputs logits: the loss is computed "
             "on the wrong scale and training stalls at a high loss",
             hint=f"use `keras.losses.{name}(from_logits=True)` (or drop `loss=` to use the model's internal loss)",
+            fix=self._fix(loss, node, name),
         )
+
+    def _fix(self, loss: cst.BaseExpression, at: cst.Call, name: str):
+        """`"sparse_categorical_crossentropy"` → `<keras>.losses.SparseCategoricalCrossentropy(from_logits=True)`
+        in the file's own Keras spelling; an existing loss object gets `from_logits=True`."""
+        facts = self.ctx.facts
+        node = loss
+        for _ in range(5):  # `loss_fn = SparseCategoricalCrossentropy()` ... `compile(loss=loss_fn)`
+            if not isinstance(node, cst.Name) or facts.qualname(node) is not None or isinstance(facts.constant(node, at), str):
+                break
+            b = facts.lookup(node.value, at)
+            if b is None or not isinstance(b.value, (cst.Call, cst.Attribute, cst.Name)):
+                return None
+            node = b.value
+        message = f"Use `{name}(from_logits=True)`"
+        if isinstance(node, cst.Call):
+            fl = keyword(node, "from_logits")
+            if fl is not None:
+                return self.ctx.fix(Applicability.SAFE, message, self.ctx.replace(fl.value, "True"))
+            if any(a.star for a in node.args):
+                return None
+            return self.ctx.fix(Applicability.SAFE, message, codemod.add_keyword(self.ctx, node, "from_logits", "True"))
+        if isinstance(node, cst.Attribute) and not isinstance(facts.constant(node, at), str):
+            # `tf.keras.losses.sparse_categorical_crossentropy` → `tf.keras.losses.SparseCategoricalCrossentropy(...)`
+            return self.ctx.fix(Applicability.SAFE, message,
+                                self.ctx.replace(node, f"{self.ctx.code(node.value)}.{name}(from_logits=True)"))
+        spelled = codemod.keras_prefix(self.ctx, "losses")
+        if spelled is None:
+            return None
+        prefix, add = spelled
+        edits = [self.ctx.replace(node if node is not loss and not isinstance(node, cst.Name) else loss,
+                                  f"{prefix}.{name}(from_logits=True)")]
+        return self.ctx.fix(Applicability.SAFE, message, *edits, *([add] if add is not None else []))
 
     def _probability_loss(self, loss: cst.BaseExpression, at: cst.Call) -> str | None:
         facts = self.ctx.facts

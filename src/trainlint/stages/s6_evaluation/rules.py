@@ -5,7 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from trainlint.facts import MetricValue, argument, iter_calls, iter_nodes
-from trainlint.findings import Severity
+from trainlint import codemod
+from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
 #: calls after which predictions are class ids (or at least not raw logits any more)
@@ -50,6 +51,7 @@ class MetricsWithoutArgmax(Rule):
     severity = Severity.ERROR
     probe = "Runs one evaluation batch through the model and the user's `compute_metrics`."
     triggers = ("compute_metrics", "metric_fn")
+    fix = Applicability.UNSAFE
 
     def finish(self) -> None:
         seen = set()
@@ -83,8 +85,20 @@ class MetricsWithoutArgmax(Rule):
                     "(batch, num_labels)) to a metric that expects class ids: the first evaluation fails at the "
                     "end of the epoch (\"Predictions and/or references don't match the expected format\")",
                     hint=f"take the class first: `{self.ctx.code(target)} = np.argmax({self.ctx.code(target)}, axis=-1)`",
+                    fix=self._fix(target),
                 )
                 return
+
+    def _fix(self, target: cst.BaseExpression):
+        """Wrap the predictions handed to the metric in `np.argmax(..., axis=-1)` (unsafe: a model that
+        returns a tuple of arrays, or a regression head, needs something else)."""
+        got = codemod.ensure_name(self.ctx, "numpy.argmax", "import numpy as np", "np.argmax")
+        if got is None:
+            return None
+        argmax, add = got
+        new = f"{argmax}({self.ctx.code(target)}, axis=-1)"
+        return self.ctx.fix(Applicability.UNSAFE, f"Pass `{new}` to the metric",
+                            self.ctx.replace(target, new), *([add] if add is not None else []))
 
     @staticmethod
     def _is_raw_predictions(expr: cst.BaseExpression, arg: str) -> bool:

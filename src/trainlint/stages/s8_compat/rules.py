@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from trainlint.facts import MetricValue, literal
+from trainlint import codemod
+from trainlint.facts import MetricValue, argument, literal, positional
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
@@ -49,13 +50,31 @@ class RemovedName(Rule):
             return
         for alias in _imported_names(node):
             if alias.name.value == self.attr:
-                self.report(alias, self._message(), hint=self.replacement, severity=self._severity())
+                self.report(alias, self._message(), hint=self.replacement, severity=self._severity(),
+                            fix=self.import_fix(node, alias))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value != self.attr:
             return
         if self.ctx.facts.qualname(node) == f"{self.module}.{self.attr}":
-            self.report(node, self._message(), hint=self.replacement, severity=self._severity())
+            self.report(node, self._message(), hint=self.replacement, severity=self._severity(),
+                        fix=self.attribute_fix(node))
+
+    # autofix: subclasses with a `fix` applicability override these
+    def import_fix(self, stmt: cst.ImportFrom, alias: cst.ImportAlias):
+        return None
+
+    def attribute_fix(self, node: cst.Attribute):
+        return None
+
+    def _calls_of(self, func: cst.BaseExpression) -> list[cst.Call]:
+        return [c for c in self.ctx.facts.index.get("Call", ()) if c.func is func]
+
+
+def _local(alias: cst.ImportAlias) -> str:
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return alias.asname.name.value
+    return alias.name.value
 
 
 @register
@@ -73,6 +92,35 @@ class LoadMetricRemoved(RemovedName):
     def symptom(self) -> str:
         return "\"ImportError: cannot import name 'load_metric' from 'datasets'\""
 
+    def _fix(self, calls: list[cst.Call], funcs: list[cst.BaseExpression], extra: list):
+        # evaluate.load(path, config_name, module_type, ...): the third positional differs
+        if any(len(positional(c)) > 2 or any(a.star for a in c.args) for c in calls):
+            return None
+        edits = [self.ctx.replace(f, self._spelling) for f in funcs] + [e for e in extra if e is not None]
+        return self.ctx.fix(Applicability.SAFE, "Replace `datasets.load_metric` with `evaluate.load`", *edits)
+
+    def import_fix(self, stmt, alias):
+        spelled = codemod.ensure_name(self.ctx, "evaluate.load", "import evaluate", "evaluate.load")
+        if spelled is None:
+            return None
+        self._spelling, add = spelled
+        funcs, others = codemod.name_uses(self.ctx, _local(alias))
+        if others:
+            return None  # `load_metric` used other than called: leave it to the author
+        edits = codemod.replace_import_alias(self.ctx, stmt, alias, None, fallback="import evaluate")
+        if edits is None:
+            return None
+        edits.append(add)
+        ids = {id(f) for f in funcs}
+        return self._fix([c for c in self.ctx.facts.index.get("Call", ()) if id(c.func) in ids], funcs, edits)
+
+    def attribute_fix(self, node):
+        spelled = codemod.ensure_name(self.ctx, "evaluate.load", "import evaluate", "evaluate.load")
+        if spelled is None:
+            return None
+        self._spelling, add = spelled
+        return self._fix(self._calls_of(node), [node], [add])
+
 
 @register
 class TransformersAdamWRemoved(RemovedName):
@@ -88,6 +136,46 @@ class TransformersAdamWRemoved(RemovedName):
 
     def symptom(self) -> str:
         return "\"ImportError: cannot import name 'AdamW' from 'transformers'\""
+
+    #: transformers.AdamW's defaults that differ from torch.optim.AdamW's (eps 1e-8, weight_decay 0.01)
+    _DEFAULTS = (("eps", 3, "1e-6"), ("weight_decay", 4, "0.0"))
+    _MESSAGE = ("Replace `transformers.AdamW` with `torch.optim.AdamW` (keeping transformers' defaults "
+                "`eps=1e-6`, `weight_decay=0.0` explicit)")
+
+    def _call_edits(self, calls: list[cst.Call]):
+        """Keep transformers' defaults explicit on each call; None when a call cannot be kept as is."""
+        edits = []
+        for c in calls:
+            if any(a.star for a in c.args) or len(positional(c)) > 5 or any(
+                    a.keyword is not None and a.keyword.value in ("correct_bias", "no_deprecation_warning") for a in c.args):
+                return None
+            missing = [(n, v) for n, pos, v in self._DEFAULTS if argument(c, n, pos) is None]
+            if missing:
+                edits.append(codemod.add_keywords(self.ctx, c, missing))
+        return edits
+
+    def import_fix(self, stmt, alias):
+        funcs, others = codemod.name_uses(self.ctx, _local(alias))
+        if others:
+            return None  # the class is passed around: its defaults cannot be kept explicit
+        ids = {id(f) for f in funcs}
+        calls = self._call_edits([c for c in self.ctx.facts.index.get("Call", ()) if id(c.func) in ids])
+        if calls is None:
+            return None
+        asname = f" as {alias.asname.name.value}" if alias.asname is not None else ""
+        edits = codemod.replace_import_alias(self.ctx, stmt, alias, f"from torch.optim import AdamW{asname}")
+        if edits is None:
+            return None
+        return self.ctx.fix(Applicability.SAFE, self._MESSAGE, *edits, *calls)
+
+    def attribute_fix(self, node):
+        spelled = codemod.ensure_name(self.ctx, "torch.optim.AdamW", "import torch", "torch.optim.AdamW")
+        calls = self._call_edits(self._calls_of(node))
+        if spelled is None or calls is None:
+            return None
+        expr, add = spelled
+        edits = [self.ctx.replace(node, expr), *calls] + ([add] if add is not None else [])
+        return self.ctx.fix(Applicability.SAFE, self._MESSAGE, *edits)
 
 
 @register
@@ -131,7 +219,11 @@ class RenamedKeyword(Rule):
                     msg = (f"`{callee}({self.old}=...)` fails on transformers 5: \"TypeError: __init__() got an "
                            f"unexpected keyword argument '{self.old}'\"")
                     sev = Severity.ERROR
-                self.report(arg.keyword, msg, hint=f"rename it: `{self.new}=`", severity=sev)
+                fix = None
+                if not any(a.keyword is not None and a.keyword.value == self.new for a in node.args):
+                    fix = self.ctx.fix(Applicability.SAFE, f"Rename `{self.old}=` to `{self.new}=`",
+                                       self.ctx.replace(arg.keyword, self.new))
+                self.report(arg.keyword, msg, hint=f"rename it: `{self.new}=`", severity=sev, fix=fix)
 
 
 @register
