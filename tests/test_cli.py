@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SHARED, run_cli
+from support import ROOT, SHARED, run_cli
 
 BUGGY = textwrap.dedent(
     """\

@@ -9,7 +9,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from conftest import ROOT, codes, lint
+from support import ROOT, codes, lint
 from trainlint.config import Settings
 from trainlint.engine import lint_text
 from trainlint.facts import FACT_TYPES, DatasetValue, Facts, ModelValue, TFDatasetValue, walk

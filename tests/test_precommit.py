@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from conftest import ROOT
+from support import ROOT
 
 BUGGY = textwrap.dedent(
     """\

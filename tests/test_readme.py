@@ -4,7 +4,7 @@ import re
 import subprocess
 import sys
 
-from conftest import ROOT
+from support import ROOT
 
 
 def test_readme_rule_table_matches_the_catalog():
