@@ -204,6 +204,13 @@ def argument(call: cst.Call, name: str, position: int | None = None) -> cst.Base
     return None
 
 
+def given(call: cst.Call, name: str, position: int | None = None) -> cst.BaseExpression | None:
+    """Like :func:`argument`, but an explicit ``None`` (``Trainer(model, args, None, ds)``) counts as
+    not given."""
+    expr = argument(call, name, position)
+    return None if isinstance(expr, cst.Name) and expr.value == "None" else expr
+
+
 def method_name(call: cst.Call) -> str | None:
     return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
 
@@ -641,7 +648,17 @@ class Facts:
                     return TrainerValue(call, call=call)
                 if any(b.startswith("transformers.") and knowledge.head_of(b.rsplit(".", 1)[-1]) for b in v.bases):
                     return ModelValue(call, qualname=v.bases[0], call=call)
+            if isinstance(v, FunctionValue) and isinstance(v.node, cst.FunctionDef):
+                return self._returned_value(v.node, depth)
         return None
+
+    def _returned_value(self, fn: cst.FunctionDef, depth: int) -> Value | None:
+        """What a local helper returns (``def load_data(): ...; return ds.map(tok)``), when it has
+        exactly one ``return`` with a value."""
+        returns = [r for r in self.index.get("Return", ()) if (w := self.where.get(r)) is not None and w.function is fn]
+        if len(returns) != 1 or returns[0].value is None:
+            return None
+        return self.value_of(returns[0].value, returns[0], depth + 1)
 
     def _value_of_qualified_call(self, call: cst.Call, qn: str, at, depth) -> Value | None:
         short = qn.rsplit(".", 1)[-1]
@@ -728,8 +745,24 @@ class Facts:
             return self.function_def(pos[0].value, at) if pos else None
         return None
 
+    def _callable_instance(self, expr: cst.BaseExpression | None, at) -> cst.FunctionDef | None:
+        """``ds.map(Preprocessor(tokenizer))``: the ``__call__`` of a class defined in the file."""
+        if isinstance(expr, cst.Name):
+            b = self.lookup(expr.value, at if at is not None else expr)
+            expr = b.value if b is not None else None
+        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)):
+            return None
+        cls = self.value_of(expr.func, at)
+        if not isinstance(cls, ClassValue) or not isinstance(cls.node, cst.ClassDef):
+            return None
+        for stmt in cls.node.body.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__call__":
+                return stmt
+        return None
+
     def _map_tokenization(self, call: cst.Call, at) -> Tokenization:
-        fn = self.function_def(argument(call, "function", 0), at)
+        expr = argument(call, "function", 0)
+        fn = self.function_def(expr, at) or self._callable_instance(expr, at)
         if fn is None:
             return Tokenization(calls_tokenizer=False, padding=UNKNOWN)
         return self.tokenization_of(fn)
@@ -773,6 +806,8 @@ class Facts:
         if isinstance(func, cst.Attribute):
             if func.attr.value in ("encode_plus", "batch_encode_plus", "__call__"):
                 target = func.value
+            elif func.attr.value.lower().endswith("tokenizer"):
+                return True  # self.tokenizer(...)
             else:
                 return False
         if isinstance(target, cst.Name):

@@ -141,8 +141,13 @@ class LossExpectsProbabilities(Rule):
                                   f"{prefix}.{name}(from_logits=True)")]
         return self.ctx.fix(Applicability.SAFE, message, *edits, *([add] if add is not None else []))
 
-    def _probability_loss(self, loss: cst.BaseExpression, at: cst.Call) -> str | None:
+    def _probability_loss(self, loss: cst.BaseExpression, at: cst.Call, _depth: int = 0) -> str | None:
         facts = self.ctx.facts
+        if isinstance(loss, cst.Name) and _depth < 5 and facts.qualname(loss) is None:
+            # `loss_fn = SparseCategoricalCrossentropy()` ... `compile(loss=loss_fn)`
+            b = facts.lookup(loss.value, at)
+            if b is not None and isinstance(b.value, (cst.Call, cst.Attribute, cst.Name)):
+                return self._probability_loss(b.value, at, _depth + 1)
         value = facts.constant(loss, at)
         if isinstance(value, str):
             key = value.lower()
