@@ -74,16 +74,22 @@ class MetricsWithoutArgmax(Rule):
         if next(iter_nodes(fn.body, (cst.Comparison, cst.For, cst.ListComp, cst.GeneratorExp)), None) is not None:
             return
         preds = self._prediction_names(fn, arg)
-        for c in iter_calls(fn.body):
+        where = self.ctx.facts.where
+        # in document order: the first metric call that gets the logits is the one reported
+        for c in sorted(iter_calls(fn.body), key=lambda n: where[n].order if n in where else 0):
             target = self._metric_prediction_arg(c, fn)
             if target is None:
                 continue
             if (isinstance(target, cst.Name) and target.value in preds) or self._is_raw_predictions(target, arg):
+                func = c.func.attr.value if isinstance(c.func, cst.Attribute) else getattr(c.func, "value", "")
+                error = ("ValueError: Classification metrics can't handle a mix of binary and "
+                         "continuous-multioutput targets" if func in _SKLEARN
+                         else "Predictions and/or references don't match the expected format")
                 self.report(
                     c,
                     f"`{fn.name.value}` passes the model's raw logits (`{self.ctx.code(target)}`, shape "
                     "(batch, num_labels)) to a metric that expects class ids: the first evaluation fails at the "
-                    "end of the epoch (\"Predictions and/or references don't match the expected format\")",
+                    f"end of the epoch (\"{error}\")",
                     hint=f"take the class first: `{self.ctx.code(target)} = np.argmax({self.ctx.code(target)}, axis=-1)`",
                     fix=self._fix(target),
                 )
@@ -105,9 +111,17 @@ class MetricsWithoutArgmax(Rule):
         # eval_pred.predictions / eval_pred[0]
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == arg:
             return expr.attr.value in ("predictions", "logits")
-        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and expr.value.value == arg:
+        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
             sl = expr.slice[0].slice
-            return isinstance(sl, cst.Index) and isinstance(sl.value, cst.Integer) and sl.value.value == "0"
+            first = isinstance(sl, cst.Index) and isinstance(sl.value, cst.Integer) and sl.value.value == "0"
+            if isinstance(expr.value, cst.Name) and expr.value.value == arg:
+                return first
+            # eval_pred.predictions[0]: the logits when the model returns a tuple
+            return first and MetricsWithoutArgmax._is_raw_predictions(expr.value, arg)
+        if isinstance(expr, cst.IfExp):
+            # `p.predictions[0] if isinstance(p.predictions, tuple) else p.predictions`
+            return MetricsWithoutArgmax._is_raw_predictions(expr.body, arg) and \
+                MetricsWithoutArgmax._is_raw_predictions(expr.orelse, arg)
         return False
 
     def _prediction_names(self, fn: cst.FunctionDef, arg: str) -> set[str]:

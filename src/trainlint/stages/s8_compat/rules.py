@@ -44,12 +44,14 @@ class RemovedName(Rule):
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.relative or node.module is None:
             return
-        from trainlint.facts import dotted
+        from trainlint.facts import canonical, dotted
 
-        if dotted(node.module) != self.module:
+        mod = dotted(node.module)
+        if mod is None or (mod != self.module and not mod.startswith(self.module + ".")):
             return
         for alias in _imported_names(node):
-            if alias.name.value == self.attr:
+            # `from transformers import AdamW`, `from transformers.optimization import AdamW`
+            if alias.name.value == self.attr and canonical(f"{mod}.{self.attr}") == f"{self.module}.{self.attr}":
                 self.report(alias, self._message(), hint=self.replacement, severity=self._severity(),
                             fix=self.import_fix(node, alias))
 
@@ -131,7 +133,7 @@ class TransformersAdamWRemoved(RemovedName):
     severity = Severity.ERROR
     fix = Applicability.SAFE
     triggers = ("AdamW",)
-    module, attr, removed_in, dist = "transformers", "AdamW", (4, 47), "transformers"
+    module, attr, removed_in, dist = "transformers", "AdamW", (4, 50), "transformers"
     replacement = "use `torch.optim.AdamW` (same arguments; `correct_bias` is always on)"
 
     def symptom(self) -> str:
