@@ -19,10 +19,34 @@ from trainlint.probe import keras_util as ku
 SCAN_MAX_BATCHES = 200
 SCAN_MAX_ROWS = 50_000
 SCAN_MAX_SECONDS = 10.0
-COLUMN_MAX_ROWS = 5_000_000
 
 
-def _column_values(st: Any) -> tuple[Any, str] | None:
+def _arrow_counts(ds: Any, column: str) -> dict[Any, int] | None:
+    """Value counts of a scalar label column, read from the Arrow table (no row decoding)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:
+        return None
+    table = getattr(ds, "data", None)
+    if table is None:
+        return None
+    arr = table.column(column)
+    if not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
+        return None
+    indices = getattr(ds, "_indices", None)
+    if indices is not None:  # a select()/shuffle() view: the rows it sees
+        arr = pc.take(arr, indices.column(0))
+    out: dict[Any, int] = {}
+    for item in pc.value_counts(arr).to_pylist():
+        if item["values"] is not None:
+            out[item["values"]] = out.get(item["values"], 0) + int(item["counts"])
+    return out
+
+
+def _column_counts(h: types.ModuleType, st: Any) -> tuple[dict[Any, int], str] | None:
+    """Label counts over the whole label column of the ``datasets.Dataset`` behind the
+    ``tf.data.Dataset`` (recorded before the probe's ``load_dataset`` row cut when there was one)."""
     info = st.dataset_info
     if not info or info.get("hf_dataset") is None:
         return None
@@ -35,14 +59,19 @@ def _column_values(st: Any) -> tuple[Any, str] | None:
         return None
     if col not in getattr(hf, "column_names", []):
         return None
-    import numpy as np
-
-    n = len(hf)
-    part = hf if n <= COLUMN_MAX_ROWS else hf.select(range(COLUMN_MAX_ROWS))
-    values = part.select_columns([col]).with_format("numpy")[:][col]
-    where = f"the whole '{col}' column of the datasets.Dataset ({n} rows)" if n <= COLUMN_MAX_ROWS else \
-        f"the first {COLUMN_MAX_ROWS} rows of the '{col}' column ({n} rows)"
-    return np.asarray(values), where
+    if h.state.get("rows_cut"):
+        full = h.state.get("full_labels") or {}
+        for name in (col, "label", "labels"):
+            entry = full.get(name)
+            if entry and entry.get("counts"):
+                sources = ", ".join(entry.get("sources", [])[:3])
+                return dict(entry["counts"]), (
+                    f"the whole '{name}' column of {sources} ({entry['rows']} rows, read before the probe's row cut)"
+                )
+    counts = _arrow_counts(hf, col)
+    if counts is None:
+        return None
+    return counts, f"the whole '{col}' column of the datasets.Dataset ({len(hf)} rows)"
 
 
 def _scan_dataset(st: Any) -> tuple[Any, str] | None:
@@ -122,23 +151,30 @@ def check_label_range(h: types.ModuleType, st: Any) -> None:
             labels = labels.astype(np.int64)
         else:
             return
-    got = _column_values(st) or (_scan_dataset(st) if st.dataset is not None else None)
-    if got is None:
-        values, where = labels, "the batch"
-        y_all = st.fit_args.get("y")
-        if st.dataset is None and y_all is not None and ku.is_tensorlike(y_all):
-            values, where = ku.np_of(y_all), f"the whole y array ({len(ku.np_of(y_all))} rows)"
-    else:
-        values, where = got
-    values = np.asarray(values)
-    if not np.issubdtype(values.dtype, np.integer):
-        values = values.astype(np.int64)
-    ignore = -100 if values.ndim >= 2 else None  # token-level labels: -100 is the ignore index
-    flat = values.reshape(-1)
-    if ignore is not None:
-        flat = flat[flat != ignore]
     n_classes = st.num_classes
-    uniq, counts = np.unique(flat, return_counts=True)
+    counted = _column_counts(h, st) if labels.ndim == 1 else None
+    if counted is not None:
+        counts_map, where = counted
+        if any(float(k) != int(k) for k in counts_map):
+            return  # not class ids
+        uniq = np.array(sorted(int(k) for k in counts_map), dtype=np.int64)
+        counts = np.array([sum(c for k, c in counts_map.items() if int(k) == u) for u in uniq])
+    else:
+        got = _scan_dataset(st) if st.dataset is not None else None
+        if got is None:
+            values, where = labels, "the batch"
+            y_all = st.fit_args.get("y")
+            if st.dataset is None and y_all is not None and ku.is_tensorlike(y_all):
+                values, where = ku.np_of(y_all), f"the whole y array ({len(ku.np_of(y_all))} rows)"
+        else:
+            values, where = got
+        values = np.asarray(values)
+        if not np.issubdtype(values.dtype, np.integer):
+            values = values.astype(np.int64)
+        flat = values.reshape(-1)
+        if values.ndim >= 2:  # token-level labels: -100 is the ignore index
+            flat = flat[flat != -100]
+        uniq, counts = np.unique(flat, return_counts=True)
     hist = ", ".join(f"{int(u)}: {int(c)}" for u, c in list(zip(uniq, counts))[:12])
     bad_values = [int(u) for u in uniq if u < 0 or u >= n_classes]
     # Which rows of the batch the checks after this one must leave out.
