@@ -329,3 +329,269 @@ def test_tl307_rebuilt_after_quiet():
     model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
     """
     assert "TL307" not in codes(src, select="ALL")
+
+
+# ---------------------------------------------------------------------------------------------
+# TL102 unknown-dataset-column
+
+
+def test_tl102_map_function_wrong_column_with_suggestion():
+    src = """
+    from datasets import load_dataset
+    raw = load_dataset("glue", "sst2")
+    def tokenize(examples):
+        return tokenizer(examples["text"], truncation=True)
+    tokenized = raw.map(tokenize, batched=True)
+    """
+    [f] = lint(src, select="TL102")
+    assert "glue/sst2 has no column 'text'" in f.message and "'sentence'" in f.hint
+
+
+def test_tl102_lambda_on_split_and_remove_columns():
+    src = """
+    from datasets import load_dataset
+    raw = load_dataset("nyu-mll/glue", "mrpc", split="train")
+    a = raw.map(lambda x: tok(x["sentence"], x["sentence2"]), batched=True)
+    b = raw.map(lambda x: tok(x["sentence1"], x["sentence2"]), remove_columns=["sentence", "idx"])
+    """
+    assert codes(src, select="TL102") == ["TL102", "TL102"]
+
+
+def test_tl102_column_subscript():
+    src = """
+    from datasets import load_dataset
+    raw = load_dataset("imdb")
+    texts = raw["train"]["sentence"]
+    ok = raw["train"]["text"]
+    """
+    assert codes(src, select="TL102") == ["TL102"]
+
+
+def test_tl102_quiet_after_rename_map_or_assignment():
+    src = """
+    from datasets import load_dataset
+    raw = load_dataset("glue", "sst2")
+    renamed = raw.rename_column("sentence", "text")
+    a = renamed.map(lambda x: tok(x["text"]))
+    tok_ds = raw.map(lambda x: tok(x["sentence"]), batched=True)
+    b = tok_ds.map(lambda x: {"n": len(x["input_ids"])})
+    def add(ex):
+        ex["text"] = ex["sentence"].lower()
+        return {"len": len(ex["text"])}
+    c = raw.map(add)
+    d = raw["train"]["label"]
+    unknown = load_dataset("my_org/my_data")
+    e = unknown.map(lambda x: tok(x["whatever"]))
+    """
+    assert "TL102" not in codes(src, select="ALL")
+
+
+def test_tl102_multiple_splits_in_dict_quiet():
+    # raw["train"] is a split name, not a column
+    src = """
+    from datasets import load_dataset
+    raw = load_dataset("glue", "mnli")
+    val = raw["validation_matched"]
+    """
+    assert "TL102" not in codes(src, select="ALL")
+
+
+# ---------------------------------------------------------------------------------------------
+# TL103 label-sorted-slice
+
+
+def test_tl103_percent_and_last_rows():
+    src = """
+    from datasets import load_dataset
+    a = load_dataset("imdb", split="train[:10%]")
+    b = load_dataset("imdb", split="test[-500:]")
+    c = load_dataset("imdb", split="train[:80%]")
+    """
+    found = lint(src, select="TL103")
+    assert [f.severity.value for f in found] == ["error", "error", "warning"]
+
+
+def test_tl103_select_and_take():
+    src = """
+    from datasets import load_dataset
+    raw = load_dataset("rotten_tomatoes")
+    small = raw["train"].select(range(1000))
+    tokenized = raw.map(lambda b: tok(b["text"]), batched=True)
+    few = tokenized["validation"].filter(lambda x: len(x["text"]) > 5).take(100)
+    """
+    assert codes(src, select="TL103") == ["TL103", "TL103"]
+
+
+def test_tl103_quiet_when_shuffled_or_unsorted():
+    src = """
+    from datasets import load_dataset
+    raw = load_dataset("imdb")
+    a = raw["train"].shuffle(seed=42).select(range(1000))
+    split = raw["train"].train_test_split(test_size=0.1)
+    b = split["train"].select(range(1000))
+    c = load_dataset("imdb", split="train[:50%]+train[-50%:]")
+    d = load_dataset("yelp_review_full", split="train[:1000]")
+    e = load_dataset("imdb", split="train")
+    f = raw["train"].select([1, 5, 7])
+    """
+    assert "TL103" not in codes(src, select="ALL")
+
+
+# ---------------------------------------------------------------------------------------------
+# TL104 misaligned-labels
+
+
+def test_tl104_numpy_shuffle_one_array():
+    src = """
+    import numpy as np
+    import tensorflow as tf
+    X = np.load("features.npy")
+    y = np.load("labels.npy")
+    np.random.shuffle(X)
+    model.fit(X, y, epochs=3)
+    """
+    [f] = lint(src, select="TL104")
+    assert "shuffles `X` but not `y`" in f.message
+
+
+def test_tl104_rng_shuffle_and_tensor_dataset():
+    src = """
+    import numpy as np
+    import torch
+    from torch.utils.data import TensorDataset
+    def build(texts, labels):
+        rng = np.random.default_rng(0)
+        rng.shuffle(texts)
+        return TensorDataset(texts, labels)
+    """
+    assert codes(src, select="TL104") == ["TL104"]
+
+
+def test_tl104_shuffles_together_quiet():
+    src = """
+    import random
+    import numpy as np
+    import torch
+    from sklearn.utils import shuffle
+    X = np.load("features.npy")
+    y = np.load("labels.npy")
+    X, y = shuffle(X, y, random_state=0)
+    idx = np.random.permutation(len(X))
+    X2, y2 = X[idx], y[idx]
+    pairs = list(zip(texts, labels))
+    random.shuffle(pairs)
+    texts, labels = zip(*pairs)
+    np.random.seed(0); np.random.shuffle(X)
+    np.random.seed(0); np.random.shuffle(y)
+    model.fit(X, y)
+    """
+    assert "TL104" not in codes(src, select="ALL")
+
+
+def test_tl104_shuffled_then_labels_derived_quiet():
+    src = """
+    import random
+    import torch
+    files = [f"data/{i}.txt" for i in range(100)]
+    random.shuffle(files)
+    labels = [int(f.split("_")[0]) for f in files]
+    ds = torch.utils.data.TensorDataset(files, labels)
+    """
+    assert "TL104" not in codes(src, select="ALL")
+
+
+def test_tl104_two_unsorted_globs():
+    src = """
+    import glob
+    import torch
+    images = glob.glob("data/images/*.png")
+    masks = glob.glob("data/masks/*.png")
+    pairs = list(zip(images, masks))
+    """
+    [f] = lint(src, select="TL104")
+    assert f.severity.value == "warning" and "(both of them)" in f.hint
+
+
+def test_tl104_listdir_comprehension_with_csv_labels():
+    src = """
+    import os
+    import pandas as pd
+    from datasets import Dataset
+    paths = [os.path.join("imgs", f) for f in os.listdir("imgs")]
+    labels = pd.read_csv("labels.csv")["label"].tolist()
+    ds = Dataset.from_dict({"image": paths, "label": labels})
+    """
+    assert codes(src, select="TL104") == ["TL104"]
+
+
+def test_tl104_sorted_or_derived_listings_quiet():
+    src = """
+    import glob
+    import os
+    from pathlib import Path
+    import torch
+    images = sorted(glob.glob("data/images/*.png"))
+    masks = sorted(glob.glob("data/masks/*.png"))
+    a = list(zip(images, masks))
+    files = os.listdir("data")
+    labels = [0 if "cat" in f else 1 for f in files]
+    b = list(zip(files, labels))
+    paths = list(Path("x").glob("*.jpg"))
+    paths.sort()
+    ys = load_labels()
+    c = list(zip(paths, ys))
+    others = glob.glob("y/*")
+    ls = []
+    for f in others:
+        ls.append(label_of(f))
+    d = list(zip(others, ls))
+    """
+    assert "TL104" not in codes(src, select="ALL")
+
+
+# ---------------------------------------------------------------------------------------------
+# TL105 unseeded-multiprocess-data (off by default)
+
+
+def test_tl105_off_by_default_and_fires_when_selected():
+    src = """
+    import random
+    from accelerate import Accelerator
+    from datasets import load_dataset
+    accelerator = Accelerator()
+    raw = load_dataset("imdb")
+    splits = raw["train"].train_test_split(test_size=0.1)
+    random.shuffle(extra)
+    """
+    assert "TL105" not in codes(src)
+    assert codes(src, select="TL105") == ["TL105", "TL105"]
+
+
+def test_tl105_quiet_with_set_seed_or_single_process():
+    seeded = """
+    import random
+    from accelerate import Accelerator
+    from accelerate.utils import set_seed
+    from datasets import load_dataset
+    set_seed(42)
+    accelerator = Accelerator()
+    raw = load_dataset("imdb")
+    splits = raw["train"].train_test_split(test_size=0.1)
+    random.shuffle(extra)
+    """
+    single = """
+    import random
+    from datasets import load_dataset
+    raw = load_dataset("imdb")
+    splits = raw["train"].train_test_split(test_size=0.1)
+    """
+    with_seed = """
+    from accelerate import Accelerator
+    from datasets import load_dataset
+    accelerator = Accelerator()
+    raw = load_dataset("imdb")
+    splits = raw["train"].train_test_split(test_size=0.1, seed=0)
+    s = raw["train"].shuffle(seed=1)
+    """
+    for src in (seeded, single, with_seed):
+        assert "TL105" not in codes(src, select="TL105")

@@ -89,6 +89,19 @@ DATASETS: dict[tuple[str, str | None], DatasetInfo] = {
         # language modelling (no labels)
         _d("wikitext", "wikitext-2-raw-v1", None, ["text"], task="language-modeling"),
         _d("wikitext", "wikitext-103-raw-v1", None, ["text"], task="language-modeling"),
+        _d("wikitext", "wikitext-2-v1", None, ["text"], task="language-modeling"),
+        _d("wikitext", "wikitext-103-v1", None, ["text"], task="language-modeling"),
+        # more single-config classification
+        _d("sms_spam", None, 2, ["sms", "label"], splits=("train",)),
+        # question answering, summarization (columns only: TL102)
+        _d("squad", None, None, ["id", "title", "context", "question", "answers"], task="question-answering",
+           splits=("train", "validation")),
+        _d("squad_v2", None, None, ["id", "title", "context", "question", "answers"], task="question-answering",
+           splits=("train", "validation")),
+        _d("cnn_dailymail", None, None, ["article", "highlights", "id"], task="summarization"),
+        _d("xsum", None, None, ["document", "summary", "id"], task="summarization"),
+        _d("samsum", None, None, ["id", "dialogue", "summary"], task="summarization"),
+        _d("billsum", None, None, ["text", "summary", "title"], task="summarization", splits=("train", "test", "ca_test")),
     ]
 }
 #: datasets whose single config is also reachable without a config name

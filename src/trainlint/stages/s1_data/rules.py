@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import re
+
 import libcst as cst
 
-from trainlint.facts import DatasetValue, argument
+from trainlint import knowledge
+from trainlint.facts import (
+    UNKNOWN, DatasetValue, argument, has_star_kwargs, iter_nodes, keyword, literal, positional,
+)
 from trainlint.findings import Severity
 from trainlint.rule import Rule, register
 
@@ -50,3 +57,593 @@ class LabelOutOfRange(Rule):
     name = "label-out-of-range"
     severity = Severity.ERROR
     probe = "Scans the whole label column (cheaply, from the Arrow table) against `model.config.num_labels`."
+
+
+# ---------------------------------------------------------------------------------------------
+# Catalog breadth (issue 6): TL102–TL105.
+
+#: dataset methods that keep the columns and the row order of their receiver
+_ORDER_KEEPING = frozenset({"filter", "with_format", "set_format", "cast", "cast_column", "flatten_indices",
+                            "class_encode_column", "with_transform", "map", "remove_columns", "select_columns",
+                            "rename_column", "rename_columns", "select", "take", "skip"})
+#: dataset methods that keep the columns exactly (TL102 walks only through these)
+_COLUMN_KEEPING = frozenset({"filter", "with_format", "set_format", "shuffle", "select", "take", "skip", "shard",
+                             "train_test_split", "flatten_indices", "cast", "cast_column", "class_encode_column",
+                             "sort"})
+#: hub datasets whose columns changed between versions: no column check
+_UNSTABLE_COLUMNS = frozenset({"trec"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    kind: str  # "key" (ds["train"]), "method" (ds.m(...)), "index" (other subscripts)
+    name: str | None  # the split key / method name
+    node: cst.CSTNode
+
+
+def dataset_chain(facts, expr, at, _depth: int = 0) -> tuple[cst.Call, tuple[Step, ...]] | None:
+    """The `load_dataset(...)` call ``expr`` derives from and the steps applied since, in order
+    (through names, `ds["train"]` and method calls); None if anything else intervenes."""
+    if expr is None or _depth > 20:
+        return None
+    if isinstance(expr, cst.Name):
+        b = facts.lookup(expr.value, at if at in facts.where else expr)
+        if b is None or not isinstance(b.value, (cst.Call, cst.Subscript, cst.Name)):
+            return None
+        return dataset_chain(facts, b.value, b.value if b.value in facts.where else at, _depth + 1)
+    if isinstance(expr, cst.Subscript):
+        inner = dataset_chain(facts, expr.value, at, _depth + 1)
+        if inner is None or len(expr.slice) != 1:
+            return None
+        sl = expr.slice[0].slice
+        key = literal(sl.value) if isinstance(sl, cst.Index) else UNKNOWN
+        step = Step("key", key, expr) if isinstance(key, str) else Step("index", None, expr)
+        return inner[0], inner[1] + (step,)
+    if isinstance(expr, cst.Call):
+        if facts.callee(expr) == "datasets.load_dataset":
+            return expr, ()
+        if isinstance(expr.func, cst.Attribute):
+            inner = dataset_chain(facts, expr.func.value, at, _depth + 1)
+            if inner is None:
+                return None
+            return inner[0], inner[1] + (Step("method", expr.func.attr.value, expr),)
+    return None
+
+
+def _info_of(facts, load: cst.Call) -> knowledge.DatasetInfo | None:
+    v = facts.value_of(load)
+    return v.info if isinstance(v, DatasetValue) else None
+
+
+def _split_of_load(facts, load: cst.Call):
+    return facts.constant(argument(load, "split"), load)
+
+
+@register
+class UnknownDatasetColumn(Rule):
+    """A column read from a well-known hub dataset that the dataset does not have
+    (`examples["text"]` on GLUE SST-2, whose column is `sentence`)."""
+
+    code = "TL102"
+    name = "unknown-dataset-column"
+    severity = Severity.ERROR
+    triggers = ("load_dataset",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("map", "filter")):
+            return
+        facts = self.ctx.facts
+        found = self._raw_info(func.value, node)
+        if found is None:
+            return
+        info, load = found
+        cols = set(info.columns)
+        # remove_columns=[...] with a name the dataset does not have
+        if func.attr.value == "map":
+            rc = argument(node, "remove_columns")
+            names = facts.constant(rc, node) if rc is not None else None
+            names = [names] if isinstance(names, str) else names
+            if isinstance(names, list):
+                bad = [n for n in names if isinstance(n, str) and n not in cols]
+                if bad:
+                    self._report(rc, bad[0], info, f"`remove_columns` fails with \"ValueError: Column to remove "
+                                 f"{bad!r} not in the dataset\"")
+        ic = argument(node, "input_columns")
+        if ic is not None:
+            names = facts.constant(ic, node)
+            names = [names] if isinstance(names, str) else names
+            if isinstance(names, list):
+                bad = [n for n in names if isinstance(n, str) and n not in cols]
+                if bad:
+                    self._report(ic, bad[0], info, f"`{func.attr.value}` fails with a KeyError / \"ValueError: Input "
+                                 f"column {bad[0]} not in the dataset\"")
+            return
+        fn = facts.function_def(argument(node, "function", 0), node)
+        if fn is None:
+            return
+        for sub, key in self._reads(fn):
+            if key not in cols:
+                self._report(sub, key, info, f"the `{func.attr.value}` function fails with \"KeyError: {key!r}\"")
+                return
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        """`raw["train"]["text"]`: a column of one split."""
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return
+        key = literal(node.slice[0].slice.value)
+        if not isinstance(key, str):
+            return
+        facts = self.ctx.facts
+        at = self._anchor(node)
+        chain = dataset_chain(facts, node.value, at)
+        if chain is None:
+            return
+        load, steps = chain
+        info = _info_of(facts, load)
+        if info is None or info.name in _UNSTABLE_COLUMNS or not info.columns:
+            return
+        if any(s.kind == "index" or (s.kind == "method" and s.name not in _COLUMN_KEEPING) for s in steps):
+            return
+        if any(s.kind == "method" and s.name == "train_test_split" for s in steps):
+            return
+        split_given = isinstance(_split_of_load(facts, load), str)
+        keys = [s for s in steps if s.kind == "key"]
+        if split_given and not keys or (not split_given and len(keys) == 1):
+            if key not in info.columns:
+                self._report(node.slice[0], key, info, f"`{self.ctx.code(node)}` fails with \"KeyError: {key!r}\"")
+
+    def _anchor(self, node: cst.CSTNode) -> cst.CSTNode:
+        return node if node in self.ctx.facts.where else None
+
+    def _raw_info(self, recv, at) -> tuple[knowledge.DatasetInfo, cst.Call] | None:
+        facts = self.ctx.facts
+        chain = dataset_chain(facts, recv, at)
+        if chain is None:
+            return None
+        load, steps = chain
+        info = _info_of(facts, load)
+        if info is None or info.name in _UNSTABLE_COLUMNS or not info.columns:
+            return None
+        for s in steps:
+            if s.kind == "index" or (s.kind == "method" and s.name not in _COLUMN_KEEPING):
+                return None
+        return info, load
+
+    def _reads(self, fn):
+        """(subscript, key) for every `examples["key"]` read of the function's first parameter
+        (keys the function itself assigns are not reads of the dataset)."""
+        params = fn.params.params if fn.params else ()
+        if not params:
+            return []
+        pname = params[0].name.value
+        body = fn.body
+        assigned: set[str] = set()
+        reads = []
+        for sub in iter_nodes(body, (cst.Subscript,)):
+            if not (isinstance(sub.value, cst.Name) and sub.value.value == pname and len(sub.slice) == 1
+                    and isinstance(sub.slice[0].slice, cst.Index)):
+                continue
+            key = literal(sub.slice[0].slice.value)
+            if isinstance(key, str):
+                reads.append((sub, key))
+        for target in iter_nodes(body, (cst.AssignTarget, cst.AugAssign)):
+            t = target.target
+            if isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and t.value.value == pname:
+                k = literal(t.slice[0].slice.value) if isinstance(t.slice[0].slice, cst.Index) else None
+                if isinstance(k, str):
+                    assigned.add(k)
+        # nested functions rebinding the parameter name would shadow it: rare; keep it simple
+        if any(isinstance(n, (cst.FunctionDef, cst.Lambda)) and n is not fn for n in iter_nodes(body, (cst.FunctionDef,))):
+            return []
+        return [(s, k) for s, k in reads if k not in assigned]
+
+    def _report(self, node, key: str, info: knowledge.DatasetInfo, symptom: str) -> None:
+        close = difflib.get_close_matches(key, info.columns, n=1, cutoff=0.5)
+        text_cols = [c for c in info.columns if c not in (info.label_column, "idx", "id")]
+        guess = close[0] if close else (text_cols[0] if len(text_cols) == 1 else None)
+        self.report(
+            node,
+            f"{info.display} has no column {key!r} (its columns: {', '.join(info.columns)}): {symptom}",
+            hint=f"use {guess!r}" if guess else f"use one of {', '.join(repr(c) for c in info.columns)}",
+        )
+
+
+_SLICE_RE = re.compile(r"^\s*(?P<split>\w+)\s*\[\s*(?P<start>-?\d+%?)?\s*:\s*(?P<stop>-?\d+%?)?\s*\]\s*$")
+#: examples per class of the label-sorted splits (the first run of rows of one class)
+_CLASS_RUN = {("imdb", "train"): 12500, ("imdb", "test"): 12500, ("dbpedia_14", "train"): 40000,
+              ("dbpedia_14", "test"): 5000, ("rotten_tomatoes", "train"): 4265,
+              ("rotten_tomatoes", "validation"): 533, ("rotten_tomatoes", "test"): 533}
+
+
+@register
+class LabelSortedSlice(Rule):
+    """The first (or last) N rows of a split stored sorted by label, taken without shuffling:
+    a single-class subset."""
+
+    code = "TL103"
+    name = "label-sorted-slice"
+    severity = Severity.ERROR
+    probe = ("Takes the first training batch: one class while the label column has several, from a loader "
+             "that does not shuffle, confirms the sorted order reaches training.")
+    triggers = ("load_dataset",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        if facts.callee(node) == "datasets.load_dataset":
+            self._split_slice(node)
+            return
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("select", "take"):
+            self._select(node, func)
+
+    def _split_slice(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        info = _info_of(facts, node)
+        if info is None or not info.sorted_by_label:
+            return
+        arg = argument(node, "split")
+        split = facts.constant(arg, node)
+        for s in (split if isinstance(split, list) else [split]):
+            if not isinstance(s, str) or "+" in s:
+                continue
+            m = _SLICE_RE.match(s)
+            if m is None or (m.group("start") is None and m.group("stop") is None):
+                continue
+            self._report(arg, info, m.group("split"), m.group("start"), m.group("stop"), f'split="{s}"')
+
+    def _select(self, node: cst.Call, func: cst.Attribute) -> None:
+        facts = self.ctx.facts
+        chain = dataset_chain(facts, func.value, node)
+        if chain is None:
+            return
+        load, steps = chain
+        info = _info_of(facts, load)
+        if info is None or not info.sorted_by_label:
+            return
+        split = _split_of_load(facts, load)
+        if split is not None and (not isinstance(split, str) or not re.fullmatch(r"\w+", split)):
+            return  # a sliced split is TL103's other form; unknown splits: unknown order
+        for s in steps:
+            if s.kind == "key":
+                split = s.name
+            elif s.kind == "index" or (s.kind == "method" and s.name not in _ORDER_KEEPING):
+                return  # shuffle, train_test_split, sort, ...: the order is not the stored one
+        if not isinstance(split, str):
+            return
+        if func.attr.value == "take":
+            n = facts.constant(argument(node, "n", 0), node)
+            if isinstance(n, int) and not isinstance(n, bool):
+                self._report(node, info, split, None, str(n), f"`.take({n})`")
+            return
+        idx = argument(node, "indices", 0)
+        if not (isinstance(idx, cst.Call) and isinstance(idx.func, cst.Name) and idx.func.value == "range"
+                and facts.lookup("range", idx) is None):
+            return
+        rargs = [facts.constant(a.value, node) for a in idx.args]
+        if not rargs or not all(isinstance(a, int) and not isinstance(a, bool) for a in rargs) or len(rargs) > 2:
+            return
+        start, stop = (0, rargs[0]) if len(rargs) == 1 else rargs
+        self._report(node, info, split, str(start), str(stop), f"`.select({self.ctx.code(idx)})`")
+
+    def _report(self, node, info, split: str, start: str | None, stop: str | None, shown: str) -> None:
+        run = _CLASS_RUN.get((info.name, split))
+        certain = False
+        k = info.num_labels or 2
+        try:
+            a = 0 if start is None else int(start.rstrip("%"))
+            b = None if stop is None else int(stop.rstrip("%"))
+        except ValueError:
+            return
+        pct = (start or "").endswith("%") or (stop or "").endswith("%")
+        if a >= 0 and b is not None and b > a:
+            size = b - a
+            certain = size <= 100 / k if pct else (run is not None and b <= run)
+        elif a < 0 and b is None:
+            size = -a
+            certain = size <= 100 / k if pct else (run is not None and size <= run)
+        else:
+            return
+        what = "holds a single class" if certain else "is skewed towards the first classes"
+        self.report(
+            node,
+            f"{info.display} is stored sorted by label, so {shown} takes rows from one end of the sorted split and "
+            f"{what}: the model learns to predict one class (and evaluation on it is meaningless)",
+            hint="shuffle before taking a subset: `ds.shuffle(seed=42).select(range(N))`",
+            severity=Severity.ERROR if certain else Severity.WARNING,
+        )
+
+
+_INPLACE_SHUFFLES = frozenset({"random.shuffle", "numpy.random.shuffle"})
+_COPY_SHUFFLES = frozenset({"numpy.random.permutation", "sklearn.utils.shuffle", "random.sample"})
+_LISTINGS = frozenset({"glob.glob", "glob.iglob", "os.listdir", "os.scandir", "tensorflow.io.gfile.glob",
+                       "tensorflow.io.gfile.listdir"})
+_PATH_LISTING_METHODS = frozenset({"glob", "rglob", "iterdir"})
+#: calls that pair their arguments example by example
+_PAIRING = frozenset({"zip", "fit", "train_test_split", "TensorDataset", "from_tensor_slices", "from_dict",
+                      "train_on_batch", "partial_fit"})
+
+
+def _pairing_args(call: cst.Call) -> list[cst.BaseExpression]:
+    """The expressions a pairing call aligns example by example (positional args, a tuple, dict values)."""
+    out: list[cst.BaseExpression] = []
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value not in ("x", "y", "X"):
+            continue
+        v = a.value
+        if isinstance(v, (cst.Tuple, cst.List)) and len(call.args) == 1:
+            out.extend(e.value for e in v.elements)
+        elif isinstance(v, cst.Dict) and len(call.args) == 1:
+            out.extend(e.value for e in v.elements if isinstance(e, cst.DictElement))
+        elif not a.star:
+            out.append(v)
+    return out
+
+
+def _pairing_name(facts, call: cst.Call) -> str | None:
+    func = call.func
+    if isinstance(func, cst.Name):
+        if func.value == "zip" and facts.lookup("zip", call) is None:
+            return "zip"
+        qn = facts.callee(call) or ""
+        last = qn.rsplit(".", 1)[-1]
+        return last if last in _PAIRING and last != "zip" else None
+    if isinstance(func, cst.Attribute) and func.attr.value in _PAIRING and func.attr.value != "zip":
+        return func.attr.value
+    return None
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    return any(n.value == name for n in iter_nodes(node, (cst.Name,)))
+
+
+@register
+class MisalignedLabels(Rule):
+    """Features and labels that no longer line up: one of two parallel arrays shuffled on its own, or
+    an unsorted `glob`/`os.listdir` file list paired with labels from elsewhere."""
+
+    code = "TL104"
+    name = "misaligned-labels"
+    severity = Severity.ERROR
+    triggers = ("shuffle", "permutation", "glob", "listdir", "scandir", "iterdir", "random.sample")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        kind = _pairing_name(facts, node)
+        if kind is None:
+            return
+        names = [e for e in _pairing_args(node) if isinstance(e, cst.Name)]
+        if len(names) < 2 or len({n.value for n in names}) != len(names):
+            return
+        scope = facts.where[node].function
+        shuffled = {n.value: self._shuffled(n.value, node, scope) for n in names}
+        listed = {n.value: self._unsorted_listing(n.value, node, scope) for n in names}
+        # one array shuffled alone
+        lone = [n for n in names if shuffled[n.value] is not None]
+        if len(lone) == 1:
+            x = lone[0].value
+            others = [n.value for n in names if n.value != x and self._independent(n.value, node, shuffled[x], x)]
+            if others:
+                self.report(
+                    shuffled[x],
+                    f"`{self.ctx.code(shuffled[x])}` shuffles `{x}` but not `{others[0]}`, which `{kind}(...)` pairs "
+                    "with it example by example: every feature now has a random label — the loss plateaus at "
+                    "chance level",
+                    hint=f"shuffle them together: `idx = np.random.permutation(len({x})); {x}, {others[0]} = "
+                    f"{x}[idx], {others[0]}[idx]` (or `sklearn.utils.shuffle({x}, {others[0]})`)",
+                )
+                return
+        # unsorted file listings
+        lists = [n.value for n in names if listed[n.value] is not None]
+        if not lists:
+            return
+        x = lists[0]
+        partners = [n.value for n in names if n.value != x
+                    and (listed[n.value] is not None or self._independent(n.value, node, listed[x], x))]
+        if not partners:
+            return
+        y = partners[0]
+        both = listed.get(y) is not None
+        self.report(
+            listed[x],
+            f"`{self.ctx.code(listed[x])}` returns files in arbitrary (file-system) order, and `{kind}(...)` pairs "
+            f"`{x}` with `{y}`, " + ("another unsorted listing: " if both else "which does not come from it: ")
+            + "features and labels can be misaligned, and the loss oscillates or plateaus",
+            hint=f"sort the listing: `{x} = sorted(...)`" + (" (both of them)" if both else
+                                                             f", and build `{y}` from `{x}` (e.g. from each file name)"),
+            severity=Severity.WARNING,
+        )
+
+    # -- shuffles --------------------------------------------------------------------------
+    def _shuffled(self, name: str, at: cst.Call, scope) -> cst.Call | None:
+        """The call that shuffled `name` on its own before `at` (in place, or `x = permutation(x)`)."""
+        facts = self.ctx.facts
+        order = facts.where[at].order
+        b = facts.lookup(name, at)
+        if b is None:
+            return None
+        found = None
+        for call in self._shuffle_calls(scope):
+            w = facts.where[call]
+            if w.order >= order:
+                continue
+            qn = facts.callee(call) or ""
+            if qn in _INPLACE_SHUFFLES or self._rng_shuffle(call):
+                arg = argument(call, "x", 0)
+                if isinstance(arg, cst.Name) and arg.value == name and w.order > b.order:
+                    found = call
+            elif qn in _COPY_SHUFFLES and b.value is call:
+                args = [a for a in call.args if a.keyword is None]
+                if len(args) == 1 and isinstance(args[0].value, cst.Name):
+                    found = call
+        return found
+
+    def _shuffle_calls(self, scope) -> list[cst.Call]:
+        cache = getattr(self, "_cache", None)
+        if cache is None:
+            cache = self._cache = {}
+        if scope not in cache:
+            facts = self.ctx.facts
+            out = []
+            for call in facts.index.get("Call", ()):
+                if facts.where[call].function is not scope:
+                    continue
+                qn = facts.callee(call) or ""
+                if qn in _INPLACE_SHUFFLES or qn in _COPY_SHUFFLES or self._rng_shuffle(call):
+                    out.append(call)
+            cache[scope] = out
+        return cache[scope]
+
+    def _rng_shuffle(self, call: cst.Call) -> bool:
+        """`rng.shuffle(x)` with `rng = np.random.default_rng(...)` / `RandomState(...)` / `random.Random(...)`."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "shuffle" and isinstance(func.value, cst.Name)):
+            return False
+        b = self.ctx.facts.lookup(func.value.value, call)
+        if b is None or not isinstance(b.value, cst.Call):
+            return False
+        return (self.ctx.facts.callee(b.value) or "") in ("numpy.random.default_rng", "numpy.random.RandomState",
+                                                          "random.Random")
+
+    def _independent(self, name: str, at: cst.Call, since: cst.CSTNode, other: str) -> bool:
+        """`name` does not follow the order of `other` (shuffled or listed by `since`): bound before
+        `since`, or to an expression not built from `other`, and never mutated (an `append` per file)."""
+        facts = self.ctx.facts
+        b = facts.lookup(name, at)
+        if b is None:
+            return False
+        scope = facts.where[at].function
+        for call in facts.index.get("Call", ()):
+            f = call.func
+            if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == name
+                    and f.attr.value in ("append", "extend", "insert", "shuffle", "sort")
+                    and facts.where[call].function is scope):
+                return False
+        for aug in facts.index.get("AugAssign", ()):
+            if isinstance(aug.target, cst.Name) and aug.target.value == name and facts.where[aug].function is scope:
+                return False
+        if b.order < facts.where[since].order:
+            return True
+        return b.value is not None and not _mentions(b.value, other)
+
+    # -- listings --------------------------------------------------------------------------
+    def _unsorted_listing(self, name: str, at: cst.Call, scope) -> cst.Call | None:
+        facts = self.ctx.facts
+        b = facts.lookup(name, at)
+        if b is None or b.value is None:
+            return None
+        call = self._listing_in(b.value)
+        if call is None:
+            return None
+        for c in facts.index.get("Call", ()):  # name.sort() afterwards
+            f = c.func
+            if (isinstance(f, cst.Attribute) and f.attr.value == "sort" and isinstance(f.value, cst.Name)
+                    and f.value.value == name and facts.where[c].function is scope):
+                return None
+        return call
+
+    def _listing_in(self, expr: cst.BaseExpression) -> cst.Call | None:
+        """The unsorted listing call `expr` is made of: `glob(...)`, `list(glob(...))`, `path.glob(...)`, a
+        comprehension over `os.listdir(...)`; None when sorted (or not a listing)."""
+        facts = self.ctx.facts
+        if isinstance(expr, cst.Call):
+            qn = facts.callee(expr)
+            if qn in _LISTINGS:
+                return expr
+            f = expr.func
+            if qn is None and isinstance(f, cst.Attribute) and f.attr.value in _PATH_LISTING_METHODS:
+                return expr  # pathlib: Path(d).glob("*.png")
+            if isinstance(f, cst.Name) and f.value in ("list", "tuple") and len(expr.args) == 1:
+                return self._listing_in(expr.args[0].value)
+            return None
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)) and expr.for_in.inner_for_in is None:
+            return self._listing_in(expr.for_in.iter)
+        return None
+
+
+_UNSEEDED_SOURCES = {
+    # qualname → the global generator it draws from (selection and order of examples, not augmentation)
+    "random.shuffle": "random", "random.sample": "random",
+    "numpy.random.shuffle": "numpy", "numpy.random.permutation": "numpy", "numpy.random.choice": "numpy",
+}
+_SEEDERS = {
+    "random.seed": {"random"}, "numpy.random.seed": {"numpy"},
+    "transformers.set_seed": {"random", "numpy"}, "transformers.trainer_utils.set_seed": {"random", "numpy"},
+    "accelerate.utils.set_seed": {"random", "numpy"}, "lightning.seed_everything": {"random", "numpy"},
+    "pytorch_lightning.seed_everything": {"random", "numpy"}, "transformers.enable_full_determinism": {"random", "numpy"},
+}
+
+
+@register
+class UnseededMultiprocessData(Rule):
+    """Unseeded randomness in the data preparation of a script that runs as several processes
+    (accelerate, torchrun): each process builds different data."""
+
+    code = "TL105"
+    name = "unseeded-multiprocess-data"
+    severity = Severity.WARNING
+    default = False
+    triggers = ("Accelerator", "torch.distributed", "init_process_group", "LOCAL_RANK")
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._seeded: set[str] | None = None
+        self._multi: bool | None = None
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        qn = facts.callee(node) or ""
+        source = _UNSEEDED_SOURCES.get(qn)
+        what = f"`{self.ctx.code(node.func)}`"
+        if source is None:
+            source = self._dataset_shuffle(node)
+            if source is None:
+                return
+            what = f"`{self.ctx.code(node.func)}()` without `seed=`"
+        if not self._multiprocess() or source in self._seeds():
+            return
+        self.report(
+            node.func,
+            f"{what} draws from the unseeded global {source} generator in a script that runs as several processes "
+            "(accelerate/torchrun): each process shuffles or splits the data differently, so processes train on "
+            "overlapping examples and examples of the validation split leak into training",
+            hint="seed every process the same before preparing data: `accelerate.utils.set_seed(42)` (or "
+            "`transformers.set_seed(42)`), or pass `seed=`/`random_state=`",
+        )
+
+    def _dataset_shuffle(self, node: cst.Call) -> str | None:
+        """`ds.shuffle()` / `ds.train_test_split(...)` of a `datasets` dataset without a seed: numpy's global
+        generator; sklearn `train_test_split` without `random_state` likewise."""
+        facts = self.ctx.facts
+        func = node.func
+        qn = facts.callee(node) or ""
+        if qn == "sklearn.model_selection.train_test_split":
+            return None if keyword(node, "random_state") is not None or keyword(node, "shuffle") is not None else "numpy"
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("shuffle", "train_test_split")):
+            return None
+        if keyword(node, "seed") is not None or keyword(node, "generator") is not None or has_star_kwargs(node):
+            return None
+        if func.attr.value == "shuffle" and positional(node):
+            return None
+        if func.attr.value == "train_test_split" and keyword(node, "shuffle") is not None:
+            return None
+        if not isinstance(facts.value_of(func.value, node), DatasetValue):
+            return None
+        return "numpy"
+
+    def _multiprocess(self) -> bool:
+        if self._multi is None:
+            facts = self.ctx.facts
+            self._multi = (
+                any(True for _ in facts.calls_to("accelerate.Accelerator", "torch.distributed.init_process_group"))
+                or "LOCAL_RANK" in self.ctx.source
+            )
+        return self._multi
+
+    def _seeds(self) -> set[str]:
+        if self._seeded is None:
+            facts = self.ctx.facts
+            self._seeded = set()
+            for call in facts.calls_to(*_SEEDERS):
+                self._seeded |= _SEEDERS[facts.callee(call)]
+        return self._seeded
