@@ -65,8 +65,12 @@ def main() -> None:
 @click.option("--probe-rows", type=int, default=256, show_default=True, help="Rows kept from each load_dataset() during the probe.")
 @click.option("--tiny-model", is_flag=True, help="Probe with small random models of the same architecture and config.")
 @click.option("--overfit", type=int, default=0, help="Probe: train N steps on one batch and classify the loss curve.")
+@click.option("--fix", "fix", is_flag=True, help="Apply the safe fixes (with --unsafe-fixes the unsafe ones too) and report what remains; with `-`, print the fixed source.")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply the fixes that change behaviour; alone, show them as available.")
+@click.option("--diff", "diff", is_flag=True, help="Print a unified diff of the fixes and write nothing; exit 1 if there would be changes.")
 def check(paths, select, ignore, extend_select, output_format, exit_zero, statistics, config_file, quiet, verbose,
-          stdin_filename, force_exclude, probe, python, probe_timeout, probe_rows, tiny_model, overfit) -> None:
+          stdin_filename, force_exclude, probe, python, probe_timeout, probe_rows, tiny_model, overfit,
+          fix=False, unsafe_fixes=False, diff=False) -> None:
     """Lint PATH... (files and directories; `-` reads stdin)."""
     from trainlint.config import ConfigError, load_settings
 
@@ -89,9 +93,12 @@ def check(paths, select, ignore, extend_select, output_format, exit_zero, statis
         settings.codes()
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
+    if probe and (fix or diff):
+        raise click.UsageError("--probe cannot be combined with --fix/--diff: fix first, then probe")
     try:
         code = _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, stdin_filename,
-                    force_exclude, probe, python, probe_timeout, probe_rows, tiny_model, overfit, script_args)
+                    force_exclude, probe, python, probe_timeout, probe_rows, tiny_model, overfit, script_args,
+                    fixing=_Fixing(fix, unsafe_fixes, diff))
     except click.ClickException:
         raise
     except BrokenPipeError:  # `trainlint . | head`: the reader went away, not an error of ours
@@ -108,7 +115,7 @@ def check(paths, select, ignore, extend_select, output_format, exit_zero, statis
 
 
 def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, stdin_filename, force_exclude,
-         probe, python, probe_timeout, probe_rows, tiny_model, overfit, script_args) -> int:
+         probe, python, probe_timeout, probe_rows, tiny_model, overfit, script_args, fixing=None) -> int:
     from trainlint.engine import FileResult, lint_file, lint_text
     from trainlint.files import discover
     from trainlint.formats import Run, get_writer
@@ -122,12 +129,16 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
         name = stdin_filename or "-"
         text = sys.stdin.buffer.read().decode("utf-8-sig", errors="replace")
         results.append(lint_text(text, name, settings))
+        if fixing is not None and fixing.active:
+            results[-1] = fixing.stdin(text, results[-1], settings)
     for f in discover(file_paths, settings, force_exclude=force_exclude):
         if f.error == "no such file or directory":
             click.echo(f"trainlint: {f.display}: no such file or directory", err=True)
             usage_error = True
             continue
         results.append(lint_file(f.path, settings, f.display) if f.error is None else _unreadable(f))
+        if fixing is not None and fixing.active and f.error is None:
+            results[-1] = fixing.file(f.path, f.display, results[-1], settings)
 
     run = Run(files_checked=len(results), verbose=verbose)
     findings = [fd for r in results for fd in r.findings]
@@ -138,6 +149,14 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
             if r.note:
                 click.echo(f"trainlint: {r.filename}: {r.note}", err=True)
     out = click.get_text_stream("stdout")
+    if fixing is not None:
+        run.fixed, run.unsafe_fixes = fixing.count, fixing.unsafe
+        if fixing.diff:
+            return fixing.report_diff(out, results, quiet)
+        if fixing.stdin_source is not None:  # `trainlint --fix -`: the fixed source on stdout, findings on stderr
+            out.write(fixing.stdin_source)
+            out.flush()
+            out = click.get_text_stream("stderr")
     if statistics:
         _statistics(findings, out)
     else:
@@ -150,11 +169,85 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
         else:
             writer(findings, out, run)
     out.flush()
-    if usage_error or any(r.internal_error for r in results):
+    if usage_error or any(r.internal_error for r in results) or (fixing is not None and fixing.errors):
         return 2
     if exit_zero:
         return 0
     return 1 if findings else 0
+
+
+class _Fixing:
+    """`--fix` / `--unsafe-fixes` / `--diff`: fix each file after linting it (see trainlint.fixes)."""
+
+    def __init__(self, fix: bool, unsafe: bool, diff: bool) -> None:
+        self.fix, self.unsafe, self.diff = fix, unsafe, diff
+        self.count = 0  # findings fixed (or that would be, with --diff)
+        self.diffs: list[str] = []
+        self.stdin_source: str | None = None
+        self.errors = False
+
+    @property
+    def active(self) -> bool:
+        return self.fix or self.diff
+
+    def _fixable(self, result) -> bool:
+        from trainlint.fixes import applicable
+
+        return any(applicable(f.fix, self.unsafe) for f in result.findings)
+
+    def stdin(self, text, result, settings):
+        from trainlint.fixes import fix_source, to_unified_diff
+
+        fixed = fix_source(text, result.filename, settings, self.unsafe, list(result.findings)) \
+            if self._fixable(result) else None
+        if fixed is None:
+            self.stdin_source = text if self.fix else None
+            return result
+        self._note(result.filename, fixed)
+        self.count += len(fixed.fixed)
+        if self.diff:
+            self.diffs.append(to_unified_diff(text, fixed.source, result.filename))
+        else:
+            self.stdin_source = fixed.source
+        result.findings = fixed.remaining
+        return result
+
+    def file(self, path, display, result, settings):
+        from trainlint.fixes import fix_file
+
+        if not result.parsed or not self._fixable(result):
+            return result
+        try:
+            ff = fix_file(path, settings, self.unsafe, write=not self.diff, display=display,
+                          findings=None if path.suffix == ".ipynb" else list(result.findings))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            click.echo(f"trainlint: {display}: cannot fix: {exc}", err=True)
+            self.errors = True
+            return result
+        self._note(display, ff.result)
+        self.count += len(ff.result.fixed)
+        if self.diff:
+            if ff.diff:
+                self.diffs.append(ff.diff)
+        else:
+            result.findings = ff.result.remaining
+        return result
+
+    def _note(self, name, fixed) -> None:
+        if fixed.error:
+            click.echo(f"trainlint: {name}: {fixed.error}", err=True)
+            self.errors = True
+
+    def report_diff(self, out, results, quiet: bool) -> int:
+        for d in self.diffs:
+            out.write(d)
+        out.flush()
+        if not quiet:
+            n = self.count
+            click.echo(f"Would fix {n} finding{'s' if n != 1 else ''}." if n else "No fixes available.", err=True)
+        if self.errors or any(r.internal_error for r in results):
+            return 2
+        return 1 if self.diffs else 0
 
 
 def _unreadable(f):

@@ -180,6 +180,11 @@ def fix_source(source: str, filename: str, settings, unsafe: bool = False,
     return FixResult(current, fixed, findings, error)
 
 
+def fix_text(text: str, filename: str, settings, unsafe: bool = False) -> str:
+    """The fixed source (the language server's "fix all" action)."""
+    return fix_source(text, filename, settings, unsafe).source
+
+
 def to_unified_diff(old: str, new: str, filename: str = "<stdin>", context: int = 3) -> str:
     """A unified diff of ``old`` → ``new`` (``--- a/`` and ``+++ b/`` headers; "" when equal)."""
     if old == new:
@@ -250,12 +255,33 @@ def write_atomic(path: Path, text: str, bom: bool = False) -> None:
 
 def fix_file(path: Path, settings, unsafe: bool = False, write: bool = True, display: str | None = None,
              findings: list[Finding] | None = None) -> FileFix:
-    """Fix one ``.py`` file; write it (atomically) when ``write`` and something changed."""
+    """Fix one ``.py`` file (or ``.ipynb`` notebook); write it (atomically) when ``write`` and
+    something changed."""
     display = display or str(path)
     original, bom = read_text_keep(path)
-    result = fix_source(original, display, settings, unsafe, findings)
+    if path.suffix == ".ipynb":
+        result = _fix_notebook(original, display, settings, unsafe)
+    else:
+        result = fix_source(original, display, settings, unsafe, findings)
     ff = FileFix(path, display, original, result)
     if write and result.source != original:
         write_atomic(path, result.source, bom)
         ff.written = True
     return ff
+
+
+def _fix_notebook(text: str, display: str, settings, unsafe: bool) -> FixResult:
+    """Fix the code cells of a notebook (through its virtual module); outputs and metadata kept.
+    ``FixResult.source`` is the notebook's JSON text; ``remaining`` name cell and row."""
+    from trainlint.notebook import fix_notebook_text, lint_notebook_text
+
+    passes: list[FixResult] = []
+
+    def fix_module(source: str) -> str:
+        passes.append(fix_source(source, display, settings, unsafe))
+        return passes[-1].source
+
+    new = fix_notebook_text(text, fix_module)
+    remaining = lint_notebook_text(new, display, settings).findings
+    done = passes[-1] if passes else None
+    return FixResult(new, done.fixed if done else [], remaining, done.error if done else None)

@@ -19,6 +19,10 @@ class Run:
     probe_details: list[str] = dataclasses.field(default_factory=list)
     probed: bool = False
     show_fixes: bool = False
+    #: --unsafe-fixes: unsafe fixes count as available ([*])
+    unsafe_fixes: bool = False
+    #: findings fixed by --fix in this run
+    fixed: int = 0
     verbose: bool = False
     #: filename -> source text (for excerpts); filled lazily by the writers that need it
     sources: dict[str, str] = dataclasses.field(default_factory=dict)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from trainlint.findings import Finding
+from trainlint.fixes import applicable
 from trainlint.formats import Run
 
 
@@ -17,7 +18,7 @@ def write(findings: list[Finding], out: TextIO, run: Run) -> None:
     static = [f for f in findings if f.probe is None]
     probed = [f for f in findings if f.probe is not None]
     for f in static:
-        fixable = " [*]" if f.fix is not None else ""
+        fixable = " [*]" if applicable(f.fix, run.unsafe_fixes) else ""
         out.write(f"{location(f)}: {f.code}{fixable} {f.message}\n")
     if run.probed:
         write_probe_section(probed, out, run)
@@ -37,13 +38,23 @@ def write_probe_section(probed: list[Finding], out: TextIO, run: Run) -> None:
 
 
 def summary(findings: list[Finding], run: Run) -> str:
+    fixed = f"Fixed {run.fixed} finding{'s' if run.fixed != 1 else ''}." if run.fixed else ""
     if not findings:
+        if fixed:
+            return f"{fixed} All other checks passed!"
         return "All checks passed!" if run.files_checked else "No files to check."
     counts: dict[str, int] = {}
     for f in findings:
         counts[f.severity.value] = counts.get(f.severity.value, 0) + 1
     parts = ", ".join(f"{n} {sev}{'s' if n != 1 and sev != 'info' else ''}" for sev, n in sorted(counts.items(), key=lambda kv: ["error", "warning", "info"].index(kv[0])))
     files = len({f.filename for f in findings})
-    fixable = sum(1 for f in findings if f.fix is not None)
-    tail = f"\n[*] {fixable} fixable with `trainlint --fix`" + (" (some need --unsafe-fixes)" if any(f.fix and f.fix.applicability.value == "unsafe" for f in findings) else "") + "." if fixable else ""
+    fixable = sum(1 for f in findings if applicable(f.fix, run.unsafe_fixes))
+    hidden = sum(1 for f in findings if f.fix is not None and not applicable(f.fix, run.unsafe_fixes))
+    command = "trainlint --fix --unsafe-fixes" if run.unsafe_fixes else "trainlint --fix"
+    tail = f"\n[*] {fixable} fixable with `{command}`." if fixable else ""
+    if hidden:
+        tail += (f"\n({hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the "
+                 "`--unsafe-fixes` option.)")
+    if fixed:
+        tail += f"\n{fixed}"
     return f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''} ({parts}) in {files} file{'s' if files != 1 else ''}.{tail}"

@@ -13,6 +13,7 @@ import os
 import platform
 import runpy
 import sys
+import time
 import traceback
 
 from trainlint.probe import harness as h
@@ -61,6 +62,7 @@ def main() -> int:
     config_path = os.environ.get("TRAINLINT_PROBE_CONFIG", "")
     with open(config_path, encoding="utf-8") as f:
         config = json.load(f)
+    h.started = time.monotonic()
     h.options = config
     h.workdir = config["workdir"]
     h.script_path = os.path.realpath(config["script"])

@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import threading
+import time
 import traceback
 import types
 from typing import Any, Callable, Iterator
@@ -31,6 +32,8 @@ state: dict[str, Any] = {}
 emitted: set[str] = set()
 
 _events_file = None
+#: time.monotonic() when the child started (for the timings in the notes).
+started = 0.0
 _lock = threading.Lock()
 _busy_depth = 0
 _ended = False
@@ -106,7 +109,7 @@ def end(outcome: str, text: str = "", line: int | None = None) -> None:
     if _ended:
         return
     _ended = True
-    emit("end", outcome=outcome, text=text, line=line)
+    emit("end", outcome=outcome, text=text, line=line, elapsed=round(time.monotonic() - started, 3))
 
 
 def ended() -> bool:
@@ -276,3 +279,8 @@ def guarded(label: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> An
         at = f" ({os.path.basename(tb[0].filename)}:{tb[0].lineno})" if tb else ""
         note(f"probe check '{label}' could not run: {type(exc).__name__}: {exc}{at}")
         return None
+
+
+def elapsed() -> float:
+    """Seconds since the child started."""
+    return time.monotonic() - started

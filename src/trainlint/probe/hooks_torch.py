@@ -54,7 +54,9 @@ def _on_datasets(h: types.ModuleType, datasets: types.ModuleType) -> None:
 
     @functools.wraps(original)
     def load_dataset(*args: Any, **kwargs: Any) -> Any:
+        t0 = h.elapsed()
         result = original(*args, **kwargs)
+        h.state["load_dataset_seconds"] = h.state.get("load_dataset_seconds", 0.0) + h.elapsed() - t0
         if kwargs.get("streaming"):
             return result
         return h.guarded("load_dataset row cut", data_probe.cut_rows, h, result, rows, args, kwargs) or result
@@ -164,6 +166,7 @@ def probe_trainer(h: types.ModuleType, trainer: Any, method: str, line: int | No
     # The Trainer and its TrainingArguments were built: the API breaks did not happen.
     h.checked("TL804", "TL805", "TL801", "TL802")
     st = PipelineState(trainer, method, line)
+    reached = h.elapsed()
     h.note(f"probe reached trainer.{method}() at {h.where(line)}; {type(trainer).__name__} with {type(st.model).__name__}")
     steps = [
         ("data", s1.check_trainer_data),
@@ -190,6 +193,10 @@ def probe_trainer(h: types.ModuleType, trainer: Any, method: str, line: int | No
         if overfit > 0 and not st.stop:
             h.phase("overfit")
             h.guarded("overfit", s7.overfit_trainer, h, st, overfit)
+    loading = h.state.get("load_dataset_seconds")
+    h.note(f"timings: the script reached trainer.{method}() after {reached:.1f}s (imports, data, model"
+           + (f"; load_dataset {loading:.1f}s" if loading is not None else "") + "); "
+           f"the checks took {h.elapsed() - reached:.1f}s")
 
 
 # ---------------------------------------------------------------- --tiny-model
