@@ -264,7 +264,7 @@ def _statistics(findings, out) -> None:
         counts[f.code] = counts.get(f.code, 0) + 1
     rules = all_rules()
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        fixable = sum(1 for f in findings if f.code == code and f.fix)
+        fixable = sum(1 for f in findings if f.code == code and f.fix and f.fix.applicability.value == "safe")
         out.write(f"{n:>5}\t{code}\t{'[*] ' if fixable else ''}{rules[code].name}\n")
 
 
@@ -331,6 +331,22 @@ def rules_cmd(output_format: str, show_all: bool) -> None:
     for r in rows:
         click.echo(f"{r.code:<6}  {r.name:<36}  {r.stage().label:<17}  {r.severity.value:<8}  "
                    f"{'on' if r.default else 'off':<7}  {'yes' if r.has_static_check() else 'no':<6}  {'yes' if r.probe else 'no'}")
+
+
+@main.command("server")
+def server_cmd() -> None:
+    """Language server over stdio (LSP): diagnostics, fixes, noqa and rule docs in the editor.
+
+    Needs the `server` extra: pip install 'trainlint[server]'. Static only: never runs a probe."""
+    try:
+        from trainlint.server import start
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] in ("pygls", "lsprotocol", "cattrs", "attrs"):
+            click.echo(f"trainlint server needs pygls and lsprotocol ({exc.name} is missing): "
+                       "pip install 'trainlint[server]'", err=True)
+            sys.exit(2)
+        raise
+    start()
 
 
 if __name__ == "__main__":  # pragma: no cover

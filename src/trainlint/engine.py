@@ -53,8 +53,8 @@ def lint_text(source: str, filename: str, settings: Settings, *, raise_errors: b
         return FileResult(filename, [])
     rules = [r for code, r in all_rules().items() if code in enabled and r.has_static_check()
              and (not r.triggers or any(t in source for t in r.triggers))]
-    if not rules:
-        return FileResult(filename, [])
+    # A training script is always parsed, so that a syntax error is reported even when no enabled
+    # rule's trigger words appear in it; the walk and the rules are skipped in that case.
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
@@ -62,6 +62,8 @@ def lint_text(source: str, filename: str, settings: Settings, *, raise_errors: b
     except RecursionError:
         return FileResult(filename, [_meta_finding("TL001", filename, "cannot parse: the expression nesting is too deep", 1, 1)])
     result = FileResult(filename, [], parsed=True)
+    if not rules:
+        return result
     try:
         ctx = _run_rules(module, source, filename, settings, rules, result)
     except RecursionError:
