@@ -401,18 +401,32 @@ def _report(script: Path, static_findings: list[Finding], events: list[dict[str,
     end = next((e for e in reversed(events) if e.get("type") == "end"), None)
     stop_text = (end or {}).get("text") or _OUTCOME_TEXT.get(outcome, "the run stopped before this point")
     used: set[int] = set()
+
+    def matches(f: Finding, e: dict[str, Any]) -> bool:
+        return e.get("code") == f.code or f.code in (e.get("confirms") or ())
+
+    # Pass 1: an observation on the static finding's own line; pass 2: any unused observation of its code.
+    chosen: dict[int, int] = {}
+    for k, f in enumerate(static_findings):
+        for i, e in enumerate(probe_findings):
+            if i not in used and matches(f, e) and e.get("line") == f.start.row:
+                chosen[k] = i
+                used.add(i)
+                break
+    for k, f in enumerate(static_findings):
+        if k in chosen:
+            continue
+        for i, e in enumerate(probe_findings):
+            if i not in used and matches(f, e):
+                chosen[k] = i
+                used.add(i)
+                break
     out: list[Finding] = []
-    for f in static_findings:
-        candidates = [
-            (i, e) for i, e in enumerate(probe_findings)
-            if e.get("code") == f.code or f.code in (e.get("confirms") or ())
-        ]
-        if candidates:
-            same_line = [(i, e) for i, e in candidates if e.get("line") == f.start.row]
-            unused = [(i, e) for i, e in (same_line or candidates) if i not in used]
-            i, e = (unused or same_line or candidates)[0]
-            used.add(i)
-            out.append(dataclasses.replace(f, probe=ProbeOutcome(ProbeStatus.CONFIRMED, e.get("evidence") or e.get("message", ""))))
+    for k, f in enumerate(static_findings):
+        if k in chosen:
+            e = probe_findings[chosen[k]]
+            evidence = str(e.get("evidence") or e.get("message", ""))
+            out.append(dataclasses.replace(f, probe=ProbeOutcome(ProbeStatus.CONFIRMED, evidence)))
         elif f.code in checked:
             out.append(dataclasses.replace(f, probe=ProbeOutcome(ProbeStatus.NOT_REPRODUCED, "the run got past this point")))
         else:
