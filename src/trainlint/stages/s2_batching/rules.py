@@ -6,7 +6,8 @@ import libcst as cst
 
 from trainlint.facts import UNKNOWN, DatasetValue, argument, given, has_star_kwargs
 from trainlint import codemod
-from trainlint.facts import iter_calls
+from trainlint.facts import iter_calls, positional
+from trainlint.facts import ModelValue, TFDatasetValue, iter_nodes, keyword, literal
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
@@ -80,8 +81,11 @@ class NoPaddingCollator(Rule):
             return None
         collator, add = got
         value = f"{collator}({tokenizer})"
-        return self.ctx.fix(Applicability.UNSAFE, f"Pass `data_collator={value}`",
-                            codemod.add_keyword(self.ctx, trainer, "data_collator", value),
+        pos = positional(trainer)
+        # `Trainer(model, args, None, train)`: the collator's place is taken by an explicit None
+        edit = (self.ctx.replace(pos[2].value, value) if len(pos) > 2 and not any(a.star for a in trainer.args)
+                else codemod.add_keyword(self.ctx, trainer, "data_collator", value))
+        return self.ctx.fix(Applicability.UNSAFE, f"Pass `data_collator={value}`", edit,
                             *([add] if add is not None else []))
 
     def _tokenizer_name(self, trainer: cst.Call) -> str | None:
