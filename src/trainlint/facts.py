@@ -474,6 +474,7 @@ class Facts:
         self._collect_bindings()
         self._values: dict[cst.CSTNode, Value | None] = {}
         self._tok: dict[cst.CSTNode, Tokenization] = {}
+        self._rhs_ids: dict[int, set[int]] = {}
 
     # -- bindings -------------------------------------------------------------------------
     def _bind(self, scope, name: str, order: int, value, target) -> None:
@@ -530,6 +531,9 @@ class Facts:
                 continue
             if i == 0:
                 before = [b for b in bs if b.order <= order]
+                # `ds = ds.map(f)`: the `ds` read on the right-hand side is the previous binding
+                while before and w is not None and self._in_bound_value(before[-1], at):
+                    before.pop()
                 if before:
                     return before[-1]
                 if scope is not None:
@@ -538,6 +542,18 @@ class Facts:
             # an enclosing scope: a function body runs after the module has been executed
             return bs[-1]
         return None
+
+    def _in_bound_value(self, binding: Binding, at: cst.CSTNode) -> bool:
+        """``at`` is part of the expression ``binding`` assigns (so that binding is not made yet)."""
+        value = binding.value
+        if value is None or isinstance(value, (cst.FunctionDef, cst.ClassDef)) or not isinstance(value, cst.BaseExpression):
+            return False
+        if value is at:
+            return True
+        ids = self._rhs_ids.get(id(value))
+        if ids is None:
+            ids = self._rhs_ids[id(value)] = {id(n) for n in iter_nodes(value, (cst.CSTNode,))}
+        return id(at) in ids
 
     def assigned_later(self, name: str, at: cst.CSTNode) -> list[Binding]:
         """Bindings of ``name`` in the same scope after ``at``."""
