@@ -75,6 +75,21 @@ def _watch_metric_calls(seen: list) -> Iterator[None]:
             setattr(module_cls, name, fn)
 
 
+def _short(value: Any, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _retry_with_argmax(compute_metrics: Any, eval_prediction: Any, preds: Any, label_ids: Any, kwargs: dict) -> Any:
+    """compute_metrics' result when given class ids instead of logits; None when it still fails."""
+    logits = preds[0] if isinstance(preds, (tuple, list)) else preds
+    try:
+        result = compute_metrics(eval_prediction(predictions=logits.argmax(-1), label_ids=label_ids, **kwargs))
+    except Exception:  # noqa: BLE001
+        return None
+    return result if result is not None else None
+
+
 def check_trainer_eval(h: Any, st: Any) -> None:
     trainer = st.trainer
     compute_metrics = getattr(trainer, "compute_metrics", None)
@@ -170,13 +185,15 @@ def check_trainer_eval(h: Any, st: Any) -> None:
     except Exception as exc:  # noqa: BLE001
         line = h.user_line(exc.__traceback__) or st.line
         err = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        if _is_logits(preds, num_labels):
+        fixed = _retry_with_argmax(compute_metrics, EvalPrediction, preds, label_ids, kwargs) if _is_logits(preds, num_labels) else None
+        if fixed is not None:
             h.finding(
                 "TL601",
                 f"compute_metrics gets logits ({pred_desc}) as predictions and fails: {err}",
                 evidence=(
                     f"EvalPrediction.predictions: {pred_desc} = (batch, num_labels) logits; label_ids: {label_desc}; "
-                    f"compute_metrics raised {err} at {h.where(line)} — take argmax(-1) first"
+                    f"compute_metrics raised {err} at {h.where(line)}; with predictions.argmax(-1) it returns "
+                    f"{_short(fixed)} — take argmax(-1) first"
                 ),
                 line=line,
             )

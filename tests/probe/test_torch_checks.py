@@ -1,0 +1,230 @@
+"""The stage checks of the PyTorch probe, run in-process on real tiny Trainers with a recording
+harness (no child process: one torch import for the whole module). Covers the codes the end-to-end
+tests do not: TL207, TL305, TL308, TL405, TL406, TL407, TL504, TL506, TL602, TL603, TL606, TL607."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+
+import pytest
+
+pytestmark = pytest.mark.probe
+
+if not all(importlib.util.find_spec(m) for m in ("torch", "transformers", "datasets")):
+    pytest.skip("torch/transformers/datasets not installed", allow_module_level=True)
+
+
+class RecordingHarness:
+    """The harness API the stage checks use (trainlint.probe.harness), recording instead of emitting."""
+
+    def __init__(self, static_codes=(), overfit=0):
+        self.findings: list[tuple[str, str, str]] = []
+        self.checked_codes: set[str] = set()
+        self.notes: list[str] = []
+        self.details: list[str] = []
+        self.emitted: set[str] = set()
+        self.options = {"static_codes": list(static_codes), "overfit": overfit}
+        self.state: dict = {}
+
+    def finding(self, code, message, evidence="", line=None, confirms=(), severity=None):
+        self.findings.append((code, message, evidence))
+        self.emitted.add(code)
+        self.emitted.update(confirms)
+
+    def checked(self, *codes):
+        self.checked_codes.update(codes)
+
+    def note(self, text):
+        self.notes.append(text)
+
+    def detail(self, text):
+        self.details.append(text)
+
+    def phase(self, name):
+        pass
+
+    def user_line(self, tb=None):
+        return None
+
+    def where(self, line):
+        return "train.py"
+
+    def guarded(self, label, fn, *args, **kwargs):
+        return fn(*args, **kwargs)  # a bug in a check must fail the test, not become a note
+
+    def busy(self):
+        return contextlib.nullcontext()
+
+    def is_busy(self):
+        return True
+
+    def elapsed(self):
+        return 0.0
+
+    def codes(self) -> list[str]:
+        return [c for c, _, _ in self.findings]
+
+    def evidence(self, code: str) -> str:
+        return next(e for c, _, e in self.findings if c == code)
+
+
+@pytest.fixture(scope="module")
+def torch_stack():
+    import torch
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    return torch
+
+
+def bert(num_labels=3, **kw):
+    from transformers import BertConfig, BertForSequenceClassification
+
+    import torch
+
+    torch.manual_seed(0)
+    config = BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37,
+                        vocab_size=60, max_position_embeddings=32, num_labels=num_labels, **kw)
+    return BertForSequenceClassification(config)
+
+
+def dataset(n=16, labels=None, extra=None):
+    from datasets import Dataset
+
+    labels = labels if labels is not None else [i % 3 for i in range(n)]
+    data = {"input_ids": [[2] + [5 + (i + j) % 40 for j in range(8)] + [3] for i in range(n)], "label": labels}
+    data.update(extra or {})
+    return Dataset.from_dict(data)
+
+
+def trainer(tmp_path, model=None, train=None, eval_ds=None, **kw):
+    from transformers import Trainer, TrainingArguments
+
+    args_kw = {k: kw.pop(k) for k in list(kw) if k in ("remove_unused_columns", "metric_for_best_model", "learning_rate")}
+    args = TrainingArguments(str(tmp_path / "out"), report_to="none", per_device_train_batch_size=4,
+                             per_device_eval_batch_size=4, use_cpu=True, **args_kw)
+    return Trainer(model if model is not None else bert(), args, train_dataset=train if train is not None else dataset(),
+                   eval_dataset=eval_ds, **kw)
+
+
+def run(tr, static_codes=(), overfit=0) -> RecordingHarness:
+    from trainlint.probe.hooks_torch import probe_trainer
+
+    h = RecordingHarness(static_codes, overfit)
+    probe_trainer(h, tr, "train", 10)
+    return h
+
+
+def test_healthy_trainer_is_clear(torch_stack, tmp_path):
+    def compute_metrics(p):
+        return {"accuracy": float((p.predictions.argmax(-1) == p.label_ids).mean())}
+
+    h = run(trainer(tmp_path, eval_ds=dataset(8), compute_metrics=compute_metrics))
+    assert h.findings == []
+    assert {"TL101", "TL106", "TL301", "TL201", "TL207", "TL305", "TL308", "TL405", "TL406", "TL407", "TL504",
+            "TL506", "TL601", "TL602", "TL607", "TL606"} <= h.checked_codes
+
+
+def test_batch_key_not_in_forward(torch_stack, tmp_path):
+    h = run(trainer(tmp_path, train=dataset(extra={"idx": list(range(16))}), remove_unused_columns=False))
+    assert "TL207" in h.codes() and "'idx'" in h.evidence("TL207")
+
+
+def test_all_parameters_frozen(torch_stack, tmp_path):
+    model = bert()
+    model.requires_grad_(False)
+    h = run(trainer(tmp_path, model=model))
+    assert h.codes() == ["TL305"] and "0 of" in h.evidence("TL305")
+
+
+def test_parameter_without_gradient_and_non_finite_loss(torch_stack, tmp_path):
+    import torch
+    from torch import nn
+
+    class Unused(nn.Module):
+        def __init__(self, nan=False):
+            super().__init__()
+            self.emb = nn.Embedding(60, 8)
+            self.head = nn.Linear(8, 3)
+            self.unused = nn.Linear(8, 8)
+            self.nan = nan
+
+        def forward(self, input_ids, labels=None):
+            logits = self.head(self.emb(input_ids).mean(1))
+            if self.nan:
+                logits = logits / torch.zeros(())
+            return {"loss": nn.functional.cross_entropy(logits, labels), "logits": logits}
+
+    h = run(trainer(tmp_path, model=Unused()))
+    assert h.codes() == ["TL308"] and "unused.weight" in h.evidence("TL308")
+    h = run(trainer(tmp_path, model=Unused(nan=True)))
+    assert "TL406" in h.codes() and "non-finite per-sample loss at batch indices" in h.evidence("TL406")
+
+
+def test_float_labels_are_multi_label(torch_stack, tmp_path):
+    h = run(trainer(tmp_path, train=dataset(labels=[float(i % 3) for i in range(16)])))
+    assert h.codes() == ["TL405"] and "BCEWithLogitsLoss" in h.findings[0][1]
+
+
+def test_integer_classes_on_regression_head_confirm_tl304(torch_stack, tmp_path):
+    h = run(trainer(tmp_path, model=bert(num_labels=1)))
+    assert "TL405" in h.codes() and "regression" in h.findings[0][1]
+
+
+def test_initial_loss_far_above_ln_num_labels(torch_stack, tmp_path):
+    import torch
+
+    def summed(outputs, labels, num_items_in_batch=None):
+        return torch.nn.functional.cross_entropy(outputs["logits"], labels) * 50
+
+    h = run(trainer(tmp_path, compute_loss_func=summed))
+    assert "TL407" in h.codes() and "ln(3)" in h.findings[0][1]
+
+
+def test_optimizer_on_replaced_model_and_zero_learning_rate(torch_stack, tmp_path):
+    import torch
+
+    stale = bert()
+    h = run(trainer(tmp_path, model=bert(), optimizers=(torch.optim.AdamW(stale.parameters(), lr=5e-5), None)))
+    assert h.codes() == ["TL504"] and "overlap 0" in h.evidence("TL504")
+    model = bert()
+    h = run(trainer(tmp_path, model=model, optimizers=(torch.optim.SGD(model.parameters(), lr=0.0), None)))
+    assert h.codes() == ["TL506"] and "lr=0" in h.findings[0][1]
+
+
+def test_default_learning_rate_of_a_user_optimizer_confirms_tl502(torch_stack, tmp_path):
+    import torch
+
+    model = bert()
+    h = run(trainer(tmp_path, model=model, optimizers=(torch.optim.AdamW(model.parameters()), None)),
+            static_codes=("TL502",))
+    assert h.codes() == ["TL502"] and "0.001" in h.evidence("TL502")
+
+
+@pytest.mark.parametrize(
+    "kind, code",
+    [("returns-none", "TL602"), ("preprocess-none", "TL603"), ("raises", "TL607"), ("best-metric", "TL606")],
+)
+def test_evaluation_failures(torch_stack, tmp_path, kind, code):
+    def compute_metrics(p):
+        if kind == "returns-none":
+            return None
+        if kind == "raises":
+            return {"f1": p.label_ids["not a dict"]}
+        return {"accuracy": 1.0}
+
+    kw = {"compute_metrics": compute_metrics}
+    if kind == "preprocess-none":
+        kw["preprocess_logits_for_metrics"] = lambda logits, labels: None
+    if kind == "best-metric":
+        kw["metric_for_best_model"] = "f1"
+    h = run(trainer(tmp_path, eval_ds=dataset(8), **kw))
+    assert h.codes() == [code], h.findings
+
+
+def test_overfit_classifies_the_curve(torch_stack, tmp_path):
+    h = run(trainer(tmp_path, learning_rate=5e-3), overfit=25)
+    assert any("--overfit 25" in n for n in h.notes)
+    assert any("step 1" in d for d in h.details)  # the plot
+    assert "TL706" in h.checked_codes or "TL706" in h.codes()
