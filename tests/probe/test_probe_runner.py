@@ -82,3 +82,46 @@ def test_foreign_interpreter_without_trainlint(tmp_path, monkeypatch):
     assert report.outcome == "exited", report.notes
     assert any("sys.exit(0)" in n for n in report.notes), report.notes
     assert any("args" in d and "'--x', '1'" in d for d in report.details), report.details
+
+
+ESCAPE = """\
+import pathlib
+import socket
+
+try:
+    pathlib.Path(__file__).with_name("written.txt").write_text("x")
+    wrote = True
+except OSError:
+    wrote = False
+try:
+    socket.create_connection(("1.1.1.1", 53), timeout=2).close()
+    net = True
+except OSError:
+    net = False
+raise SystemExit(f"wrote={wrote} net={net}")
+"""
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "unshare", "none"])
+def test_sandbox_network_off_and_project_read_only(tmp_path, monkeypatch, mode):
+    from trainlint.probe.runner import detect_sandbox
+
+    monkeypatch.setenv("TRAINLINT_PROBE_SANDBOX", mode)
+    sandbox = detect_sandbox()
+    if mode != "none" and sandbox.kind != mode:
+        pytest.skip(f"{mode} unavailable here: {sandbox.why}")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("")
+    script = project / "scripts" / "train.py"
+    script.parent.mkdir()
+    script.write_text(ESCAPE)
+    report = run_probe(script, [], ProbeOptions(timeout=30))
+    assert report.outcome == "exited", report.notes
+    if mode == "none":
+        assert not report.isolated and report.notes[0].startswith("not isolated")
+        assert (script.parent / "written.txt").exists()
+    else:
+        assert report.isolated and f"{project} read-only" in report.notes[0], report.notes
+        assert any("wrote=False net=False" in n for n in report.notes), report.notes
+        assert not (script.parent / "written.txt").exists()

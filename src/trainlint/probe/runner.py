@@ -100,15 +100,23 @@ def project_dir(script: Path) -> Path:
     return start
 
 
-@functools.lru_cache(maxsize=1)
 def detect_sandbox() -> Sandbox:
-    if os.environ.get("TRAINLINT_PROBE_NO_SANDBOX"):
-        return Sandbox("", "disabled by TRAINLINT_PROBE_NO_SANDBOX")
+    """bwrap if it works here, else unprivileged namespaces via unshare, else none.
+    ``TRAINLINT_PROBE_SANDBOX=bwrap|unshare|none`` restricts the choice (tests, debugging)."""
+    return _detect_sandbox(os.environ.get("TRAINLINT_PROBE_SANDBOX", "").strip().lower())
+
+
+@functools.lru_cache(maxsize=4)
+def _detect_sandbox(mode: str) -> Sandbox:
+    if mode == "none":
+        return Sandbox("", "disabled by TRAINLINT_PROBE_SANDBOX=none")
     reasons = []
     test_dir = tempfile.mkdtemp(prefix="trainlint-sbx-")
     try:
-        bwrap = shutil.which("bwrap")
-        if bwrap:
+        bwrap = shutil.which("bwrap") if mode in ("", "bwrap") else None
+        if mode == "unshare":
+            reasons.append("bwrap not wanted (TRAINLINT_PROBE_SANDBOX=unshare)")
+        elif bwrap:
             cmd = [bwrap, "--dev-bind", "/", "/", "--unshare-net", "--ro-bind", test_dir, test_dir,
                    "/bin/sh", "-c", f'! touch "{test_dir}/x" 2>/dev/null']
             if _quick(cmd):
@@ -116,9 +124,14 @@ def detect_sandbox() -> Sandbox:
             reasons.append("bwrap cannot create namespaces here")
         else:
             reasons.append("no bwrap on PATH")
-        unshare = shutil.which("unshare")
-        if unshare:
-            if _quick(_unshare_prefix(unshare, Path(test_dir)) + ["/bin/sh", "-c", f'! touch "{test_dir}/x" 2>/dev/null']):
+        unshare = shutil.which("unshare") if mode in ("", "unshare") else None
+        if mode == "bwrap":
+            reasons.append("unshare not wanted (TRAINLINT_PROBE_SANDBOX=bwrap)")
+        elif unshare:
+            inner = Path(test_dir) / "w"
+            inner.mkdir()
+            check = f'! touch "{test_dir}/x" 2>/dev/null && touch "{inner}/ok"'
+            if _quick(_unshare_prefix(unshare, Path(test_dir), inner) + ["/bin/sh", "-c", check]):
                 return Sandbox("unshare", "")
             reasons.append("unprivileged user/mount/network namespaces unavailable")
         else:
@@ -136,27 +149,34 @@ def _quick(cmd: list[str]) -> bool:
         return False
 
 
-_UNSHARE_SCRIPT = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" "$1" || exit 97; shift; exec "$@"'
+# $1: the directory made read-only; $2 (may be empty): a directory inside it that stays writable.
+_UNSHARE_SCRIPT = (
+    'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" "$1" || exit 97; '
+    'if [ -n "$2" ]; then mount --bind "$2" "$2" && mount -o remount,bind,rw "$2" "$2" || exit 97; fi; '
+    'shift 2; exec "$@"'
+)
 
 
-def _unshare_prefix(unshare: str, readonly: Path) -> list[str]:
-    return [unshare, "--net", "--mount", "--map-root-user", "--", "/bin/sh", "-c", _UNSHARE_SCRIPT, "sh", str(readonly)]
+def _unshare_prefix(unshare: str, readonly: Path, writable: Path | None = None) -> list[str]:
+    return [unshare, "--net", "--mount", "--map-root-user", "--", "/bin/sh", "-c", _UNSHARE_SCRIPT, "sh",
+            str(readonly), str(writable or "")]
 
 
 def _wrap(sandbox: Sandbox, cmd: list[str], readonly: Path, writable: Path) -> tuple[list[str], str]:
     if not sandbox.kind:
         return cmd, f"not isolated: {sandbox.why}; the script ran with network access and a writable project"
-    if writable.resolve().is_relative_to(readonly.resolve()):
-        return cmd, f"not isolated: the temporary directory {writable} is inside the project {readonly}"
+    # The probe's temporary directory stays writable even when it lies inside the project.
+    inner = writable if writable.resolve().is_relative_to(readonly.resolve()) else None
     if sandbox.kind == "bwrap":
         bwrap = shutil.which("bwrap") or "bwrap"
+        extra = ["--bind", str(inner), str(inner)] if inner else []
         return (
-            [bwrap, "--dev-bind", "/", "/", "--unshare-net", "--ro-bind", str(readonly), str(readonly),
+            [bwrap, "--dev-bind", "/", "/", "--unshare-net", "--ro-bind", str(readonly), str(readonly), *extra,
              "--die-with-parent", "--", *cmd],
             f"isolated (bwrap): network off, {readonly} read-only",
         )
     unshare = shutil.which("unshare") or "unshare"
-    return _unshare_prefix(unshare, readonly) + cmd, f"isolated (unshare): network off, {readonly} read-only"
+    return _unshare_prefix(unshare, readonly, inner) + cmd, f"isolated (unshare): network off, {readonly} read-only"
 
 
 # ---------------------------------------------------------------- run
