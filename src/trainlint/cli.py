@@ -18,7 +18,7 @@ import click
 
 from trainlint import __version__
 
-FORMAT_NAMES = ["concise", "full", "json", "github", "sarif"]
+FORMAT_NAMES = ["concise", "full", "json", "github", "sarif", "rdjson", "gitlab", "junit"]
 
 
 class DefaultGroup(click.Group):

@@ -56,4 +56,7 @@ FORMATS = {
     "json": "json_",
     "github": "github",
     "sarif": "sarif",
+    "rdjson": "rdjson",
+    "gitlab": "gitlab",
+    "junit": "junit",
 }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import TextIO
@@ -11,6 +10,7 @@ from trainlint import __version__
 from trainlint.docs import load_doc, rule_url
 from trainlint.findings import Finding
 from trainlint.formats import Run
+from trainlint.formats.fingerprint import fingerprints
 from trainlint.rule import all_rules
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -30,7 +30,14 @@ def _rule_descriptor(code: str) -> dict:
         "helpUri": rule_url(code),
         "help": {"text": help_md or rule.summary(), "markdown": help_md or rule.summary()},
         "defaultConfiguration": {"level": _LEVEL[rule.severity.value], "enabled": rule.default},
-        "properties": {"tags": [rule.stage().label], "probe": bool(rule.probe)},
+        "properties": {
+            "tags": [rule.stage().label],
+            "probe": bool(rule.probe),
+            # GitHub code scanning: how sure the rule is, and how it ranks the alert
+            "precision": "very-high" if rule.severity.value == "error" else "high",
+            "problem.severity": {"error": "error", "warning": "warning", "info": "recommendation"}[rule.severity.value],
+            **({"fix": rule.fix.value} if rule.fix else {}),
+        },
     }
 
 
@@ -39,17 +46,31 @@ def _uri(filename: str) -> str:
     return p.as_posix() if not p.is_absolute() else p.as_uri()
 
 
-def _fingerprint(f: Finding, run: Run) -> str:
-    lines = run.source_lines(f.filename)
-    text = lines[f.start.row - 1].strip() if 0 < f.start.row <= len(lines) else ""
-    return hashlib.sha256(f"{f.code}\0{f.filename}\0{text}".encode()).hexdigest()[:32]
+def _region(start, end) -> dict:
+    return {"startLine": start.row, "startColumn": start.column, "endLine": end.row, "endColumn": end.column}
+
+
+def _artifact(filename: str) -> dict:
+    uri = _uri(filename)
+    return {"uri": uri} if ":" in uri else {"uri": uri, "uriBaseId": "%SRCROOT%"}
 
 
 def write(findings: list[Finding], out: TextIO, run: Run) -> None:
     codes = sorted({f.code for f in findings})
     index = {c: i for i, c in enumerate(codes)}
     results = []
-    for f in findings:
+    for f, fingerprint in zip(findings, fingerprints(findings, run)):
+        if f.cell is not None:  # a notebook: rows are within a cell, so the result names the file only
+            results.append({
+                "ruleId": f.code,
+                "ruleIndex": index[f.code],
+                "level": _LEVEL[f.severity.value],
+                "message": {"text": f"cell {f.cell}, line {f.start.row}: {f.message}" + (f" Fix: {f.hint}" if f.hint else "")},
+                "locations": [{"physicalLocation": {"artifactLocation": _artifact(f.filename)}}],
+                "partialFingerprints": {"trainlintFinding/v1": fingerprint},
+                "properties": {"cell": f.cell, "cellLine": f.start.row, "cellColumn": f.start.column},
+            })
+            continue
         result = {
             "ruleId": f.code,
             "ruleIndex": index[f.code],
@@ -57,20 +78,20 @@ def write(findings: list[Finding], out: TextIO, run: Run) -> None:
             "message": {"text": f.message + (f" Fix: {f.hint}" if f.hint else "")},
             "locations": [{
                 "physicalLocation": {
-                    "artifactLocation": {"uri": _uri(f.filename)},
+                    "artifactLocation": _artifact(f.filename),
                     "region": {"startLine": f.start.row, "startColumn": f.start.column,
                                "endLine": f.end.row, "endColumn": f.end.column},
                 }
             }],
-            "partialFingerprints": {"trainlintFinding/v1": _fingerprint(f, run)},
+            "partialFingerprints": {"trainlintFinding/v1": fingerprint},
         }
         if f.probe is not None:
             result["properties"] = {"probe": f.probe.to_json()}
         if f.fix is not None:
             result["fixes"] = [{
-                "description": {"text": f.fix.message},
+                "description": {"text": f"{f.fix.message} ({f.fix.applicability.value} fix)"},
                 "artifactChanges": [{
-                    "artifactLocation": {"uri": _uri(f.filename)},
+                    "artifactLocation": _artifact(f.filename),
                     "replacements": [{
                         "deletedRegion": {"startLine": e.start.row, "startColumn": e.start.column,
                                           "endLine": e.end.row, "endColumn": e.end.column},
@@ -90,6 +111,9 @@ def write(findings: list[Finding], out: TextIO, run: Run) -> None:
                 "rules": [_rule_descriptor(c) for c in codes],
             }},
             "results": results,
+            # trainlint counts columns in characters (code points), not SARIF's default UTF-16 units
+            "columnKind": "unicodeCodePoints",
+            "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
         }],
     }
     json.dump(log, out, indent=2)
