@@ -92,3 +92,373 @@ class StepDoesNotMoveWeights(Rule):
     name = "step-does-not-move-weights"
     severity = Severity.ERROR
     probe = "Takes one optimizer step (without the warmup scheduler) and compares the weights before and after."
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Learning rates for fine-tuning (TL502, TL503), the optimizer's model (TL504), fp16 on CPU (TL505).
+
+from trainlint.facts import ModelValue, has_star_kwargs, iter_nodes, keyword, literal  # noqa: E402
+
+#: PyTorch's default learning rate of the adaptive optimizers (all far too high for fine-tuning)
+TORCH_DEFAULT_LR = {
+    "Adam": 1e-3, "AdamW": 1e-3, "Adamax": 2e-3, "NAdam": 2e-3, "RAdam": 1e-3, "RMSprop": 1e-2,
+    "Adagrad": 1e-2, "SparseAdam": 1e-3,
+}
+#: `model = model.to(device)` and friends return the same model
+_SAME_MODEL_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "bfloat16", "double",
+                                 "requires_grad_", "to_empty"})
+#: model families commonly (and correctly) fine-tuned at 1e-3 (T5 with Adafactor), or not pretrained weights
+_HIGH_LR_FAMILIES = ("t5", "byt5", "flan", "ul2")
+
+
+def model_of(ctx, expr: cst.BaseExpression | None, at: cst.CSTNode) -> ModelValue | None:
+    """The model an expression holds, through `model.to(device)`-style calls that return it."""
+    facts = ctx.facts
+    for _ in range(6):
+        if expr is None:
+            return None
+        v = facts.value_of(expr, at)
+        if isinstance(v, ModelValue):
+            return v
+        if isinstance(expr, cst.Name):
+            b = facts.lookup(expr.value, at)
+            if b is None or not isinstance(b.value, cst.Call):
+                return None
+            expr, at = b.value, (b.value if b.value in facts.where else at)
+            continue
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _SAME_MODEL_METHODS:
+            expr = expr.func.value
+            continue
+        return None
+    return None
+
+
+def parameters_owner(expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """`model` in `model.parameters()` / `model.named_parameters()` / a comprehension over them."""
+    if expr is None:
+        return None
+    for call in iter_nodes(expr, (cst.Call,)):
+        f = call.func
+        if isinstance(f, cst.Attribute) and f.attr.value in ("parameters", "named_parameters"):
+            return f.value
+    return None
+
+
+def torch_optimizer(ctx, call: cst.Call) -> str | None:
+    """`AdamW` for a call to `torch.optim.AdamW` (any import spelling), else None."""
+    qn = ctx.facts.callee(call) or ""
+    if qn.startswith("torch.optim.") and not qn.startswith("torch.optim.lr_scheduler"):
+        return qn.rsplit(".", 1)[-1]
+    return None
+
+
+def optimizer_model(ctx, call: cst.Call) -> tuple[cst.BaseExpression, ModelValue | None] | None:
+    """(the `model` expression, its value) of `torch.optim.X(model.parameters(), ...)`; the params may be
+    given through a name (`params = [p for p in model.parameters() if ...]`)."""
+    facts = ctx.facts
+    params = argument(call, "params", 0)
+    owner = parameters_owner(params)
+    if owner is None and isinstance(params, cst.Name):
+        b = facts.lookup(params.value, call)
+        if b is not None and isinstance(b.value, cst.BaseExpression):
+            owner = parameters_owner(b.value)
+    if owner is None:
+        return None
+    return owner, model_of(ctx, owner, call)
+
+
+def fine_tuned_model(ctx, model: ModelValue | None) -> bool:
+    """A pretrained transformers model that is fine-tuned in full (no PEFT adapters, not a T5-style
+    model trained with its usual 1e-3)."""
+    if model is None or not model.transformers or not model.pretrained:
+        return False
+    facts = ctx.facts
+    if facts.imports.uses("peft"):
+        return False
+    ckpt = model.checkpoint.lower() if isinstance(model.checkpoint, str) else ""
+    if any(f in ckpt for f in _HIGH_LR_FAMILIES) or model.cls.startswith(("T5", "MT5", "UMT5", "TFT5")):
+        return False
+    return True
+
+
+def _rate(value: float) -> str:
+    """0.001 → "1e-3" (how learning rates are written)."""
+    if 0 < value < 0.1:
+        mantissa, exp = f"{value:e}".split("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{int(exp)}"
+    return f"{value:g}"
+
+
+@register
+class TorchOptimizerDefaultLr(Rule):
+    """A PyTorch optimizer for a pretrained transformer built without `lr`: it uses the class default (1e-3 for AdamW)."""
+
+    code = "TL502"
+    name = "torch-optimizer-default-lr"
+    severity = Severity.WARNING
+    probe = "Reads the learning rate of the optimizer at the first step: the class default confirms it."
+    triggers = ("optim",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        cls = torch_optimizer(self.ctx, node)
+        if cls not in TORCH_DEFAULT_LR or has_star_kwargs(node):
+            return
+        if argument(node, "lr", 1) is not None:
+            return
+        params = argument(node, "params", 0)
+        if isinstance(params, (cst.List, cst.Tuple)) and all(
+            isinstance(e.value, cst.Dict) and any(isinstance(el, cst.DictElement) and literal(el.key) == "lr"
+                                                 for el in e.value.elements)
+            for e in params.elements if isinstance(e, cst.Element)
+        ) and params.elements:
+            return  # every parameter group sets its own lr
+        found = optimizer_model(self.ctx, node)
+        if found is None or not fine_tuned_model(self.ctx, found[1]):
+            return
+        model = found[1]
+        lr = TORCH_DEFAULT_LR[cls]
+        self.report(
+            node.func,
+            f"`{self.ctx.code(node.func)}(...)` has no `lr`: it uses {cls}'s default {_rate(lr)}, 20–50 times the "
+            f"usual rate for fine-tuning the pretrained `{model.cls}`: the loss goes up, oscillates or plateaus "
+            "and the pretrained weights are destroyed",
+            hint="pass a fine-tuning rate, e.g. `lr=5e-5` (2e-5 to 5e-5 is usual for BERT-size models)",
+        )
+
+
+#: Keras optimizer classes: default learning rate
+KERAS_OPTIMIZER_DEFAULT_LR = {KERAS_CLASS[k]: v for k, v in KERAS_DEFAULT_LR.items()}
+
+
+@register
+class HighLearningRate(Rule):
+    """A literal learning rate ≥ 1e-3 for fine-tuning a pretrained transformer."""
+
+    code = "TL503"
+    name = "high-learning-rate"
+    severity = Severity.WARNING
+    probe = "Reads the learning rate of the optimizer at the first step (≥ 1e-3 confirms it)."
+    triggers = ("learning_rate", "lr", "Adam", "SGD", "RMSprop", "optimizers")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        qn = facts.callee(node) or ""
+        if qn in ("transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"):
+            self._training_arguments(node)
+        elif torch_optimizer(self.ctx, node) is not None:
+            self._torch(node)
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile":
+            self._keras(node)
+
+    def _check(self, expr: cst.BaseExpression | None, at: cst.CSTNode, what: str, model: ModelValue, hint: str) -> None:
+        if expr is None:
+            return
+        value = self.ctx.facts.constant(expr, at)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 1e-3:
+            return
+        self.report(
+            expr,
+            f"{what} {_rate(value)} is far too high to fine-tune the pretrained `{model.cls}` (2e-5 to 5e-5 is "
+            "usual): the loss goes up, explodes or oscillates, or the model collapses to predicting one class",
+            hint=hint,
+        )
+
+    def _training_arguments(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        lr = keyword(node, "learning_rate")
+        if lr is None:
+            return
+        optim = keyword(node, "optim")
+        if optim is not None and "adafactor" in str(facts.constant(optim.value, node)).lower():
+            return
+        model = self._trainer_model(node)
+        if model is None:
+            return
+        self._check(lr.value, node, "`learning_rate`", model, "use `learning_rate=2e-5` (up to 5e-5)")
+
+    def _trainer_model(self, args_call: cst.Call) -> ModelValue | None:
+        """The pretrained model trained with these TrainingArguments (through the Trainer, or the one
+        pretrained model of the file when the Trainer builds it with `model_init`)."""
+        facts = self.ctx.facts
+        models = []
+        for call in facts.trainer_calls():
+            a = argument(call, "args", 1)
+            if a is None:
+                continue
+            if a is not args_call:
+                b = facts.lookup(a.value, call) if isinstance(a, cst.Name) else None
+                if b is None or b.value is not args_call:
+                    continue
+            m = argument(call, "model", 0)
+            if m is not None:
+                models.append(model_of(self.ctx, m, call))
+            else:
+                init = facts.function_def(argument(call, "model_init"), call)
+                if init is not None:
+                    for c in iter_nodes(init, (cst.Call,)):
+                        v = facts.value_of(c) if c in facts.where else None
+                        if isinstance(v, ModelValue):
+                            models.append(v)
+        if not models or not all(fine_tuned_model(self.ctx, m) for m in models):
+            return None
+        return models[0]
+
+    def _torch(self, node: cst.Call) -> None:
+        found = optimizer_model(self.ctx, node)
+        if found is None or not fine_tuned_model(self.ctx, found[1]):
+            return
+        self._check(argument(node, "lr", 1), node, f"`{self.ctx.code(node.func)}(lr=...)`", found[1],
+                    "use `lr=2e-5` (up to 5e-5)")
+
+    def _keras(self, node: cst.Call) -> None:
+        from trainlint.stages.s4_loss.rules import compiled_model
+
+        model = compiled_model(self.ctx, node)
+        if not fine_tuned_model(self.ctx, model):
+            return
+        facts = self.ctx.facts
+        opt = argument(node, "optimizer", 0)
+        at: cst.CSTNode = node
+        if isinstance(opt, cst.Name):
+            b = facts.lookup(opt.value, node)
+            opt, at = (b.value, b.value if b.value in facts.where else node) if b is not None else (None, node)
+        if not isinstance(opt, cst.Call):
+            return
+        qn = facts.callee(opt) or ""
+        if qn == "transformers.create_optimizer":
+            self._check(argument(opt, "init_lr", 0), at, "`create_optimizer(init_lr=...)`", model,
+                        "use `init_lr=2e-5` (up to 5e-5)")
+            return
+        if not qn.startswith("keras.optimizers."):
+            return
+        cls = qn.rsplit(".", 1)[-1]
+        lr = argument(opt, "learning_rate", 0)
+        if lr is None and not has_star_kwargs(opt) and cls in KERAS_OPTIMIZER_DEFAULT_LR:
+            self.report(
+                opt,
+                f"`{self.ctx.code(opt.func)}()` without `learning_rate` uses its default "
+                f"{_rate(KERAS_OPTIMIZER_DEFAULT_LR[cls])}, far too high to fine-tune the pretrained `{model.cls}`: "
+                "the loss goes up, explodes or oscillates, or the model collapses to predicting one class",
+                hint=f"pass `learning_rate=5e-5` (2e-5 to 5e-5 is usual)",
+            )
+            return
+        self._check(lr, at, f"`{self.ctx.code(opt.func)}(learning_rate=...)`", model,
+                    "use `learning_rate=5e-5` (2e-5 to 5e-5 is usual)")
+
+
+@register
+class OptimizerOnReplacedModel(Rule):
+    """The optimizer was built on `model.parameters()`, then `model` was rebound to another model."""
+
+    code = "TL504"
+    name = "optimizer-on-replaced-model"
+    severity = Severity.ERROR
+    probe = ("Compares the optimizer's parameters with the model being trained: no overlap confirms it "
+             "(one step then moves nothing).")
+    triggers = ("parameters",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if torch_optimizer(self.ctx, node) is None:
+            return
+        facts = self.ctx.facts
+        owner = parameters_owner(argument(node, "params", 0))
+        if not isinstance(owner, cst.Name):
+            return
+        w = facts.where.get(node)
+        scope = w.function if w else None
+        opt_name = self._assignment_of(node)
+        if opt_name is None:
+            return
+        for later in facts.assigned_later(owner.value, node):
+            value = later.value
+            if not isinstance(value, cst.BaseExpression) or self._keeps_model(value, owner.value):
+                continue
+            # the optimizer is rebuilt after the new model: fine
+            rebuilt = [b for b in facts.assigned_later(opt_name, node) if b.order > later.order]
+            first_rebuild = min((b.order for b in rebuilt), default=1 << 60)
+            if not self._used_after(opt_name, later.order, first_rebuild, scope):
+                continue
+            self.report(
+                later.target,
+                f"`{owner.value}` is rebound here, after `{opt_name} = {self.ctx.code(node.func)}({owner.value}.parameters(), ...)`: "
+                "the optimizer still holds the old model's weights, so "
+                f"`{opt_name}.step()` never moves the new model's — the loss does not go down",
+                hint=f"build the optimizer after the final `{owner.value} = ...` (or keep training the first model)",
+            )
+            return
+
+    def _assignment_of(self, call: cst.Call) -> str | None:
+        facts = self.ctx.facts
+        for assign in facts.index.get("Assign", ()):
+            if assign.value is call and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
+                return assign.targets[0].target.value
+        return None
+
+    @staticmethod
+    def _keeps_model(value: cst.BaseExpression, name: str) -> bool:
+        """`model.to(device)`, `accelerator.prepare(model)`, `DDP(model)`, `torch.compile(model)`: the same
+        parameters. A value that does not mention the old model is a new one; so are a deep copy and a
+        PEFT wrapper (its new adapter weights are not in the optimizer)."""
+        if literal(value) is None:
+            return True  # `model = None`: freeing memory
+        if not any(n.value == name for n in iter_nodes(value, (cst.Name,))):
+            return False
+        if isinstance(value, cst.Call):
+            f = value.func
+            short = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+            if short in ("get_peft_model", "deepcopy"):
+                return False
+        return True
+
+    def _used_after(self, opt_name: str, start: int, end: int, scope) -> bool:
+        facts = self.ctx.facts
+        for n in facts.index.get("Call", ()):
+            w = facts.where[n]
+            if not (start < w.order < end) or w.function is not scope:
+                continue
+            for arg in iter_nodes(n, (cst.Name,)):
+                if arg.value == opt_name:
+                    return True
+        return False
+
+
+@register
+class HalfPrecisionOnCpu(Rule):
+    """`fp16=True` where the script itself shows there is no GPU (`use_cpu=True`, `no_cuda=True`)."""
+
+    code = "TL505"
+    name = "half-precision-on-cpu"
+    severity = Severity.WARNING
+    triggers = ("fp16",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        qn = facts.callee(node) or ""
+        if qn in ("transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"):
+            fp16 = keyword(node, "fp16")
+            if fp16 is None or facts.constant(fp16.value, node) is not True:
+                return
+            for flag in ("use_cpu", "no_cuda"):
+                kw = keyword(node, flag)
+                if kw is not None and facts.constant(kw.value, node) is True:
+                    self.report(
+                        fp16,
+                        f"`fp16=True` with `{flag}=True`: mixed precision needs a GPU, so on the CPU it is turned "
+                        "off without a word and training runs in fp32 (older transformers raise \"ValueError: FP16 "
+                        "Mixed precision training with AMP or APEX (`--fp16`) ... can only be used on CUDA devices\")",
+                        hint=f"drop `fp16=True` on the CPU (or drop `{flag}=True` to train on the GPU)",
+                    )
+                    return
+        elif qn == "accelerate.Accelerator":
+            mp = keyword(node, "mixed_precision")
+            cpu = keyword(node, "cpu")
+            if mp is None or cpu is None or facts.constant(cpu.value, node) is not True:
+                return
+            if facts.constant(mp.value, node) == "fp16":
+                self.report(
+                    mp,
+                    "`Accelerator(mixed_precision=\"fp16\", cpu=True)`: fp16 mixed precision needs a GPU; on the CPU "
+                    "it is turned off (or fails with \"fp16 mixed precision requires a GPU\" on older accelerate)",
+                    hint="drop `mixed_precision=\"fp16\"` on the CPU",
+                )

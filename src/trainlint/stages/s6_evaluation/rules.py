@@ -162,3 +162,506 @@ class ComputeMetricsError(Rule):
     name = "compute-metrics-error"
     severity = Severity.ERROR
     probe = "Runs one evaluation batch through the model and `compute_metrics`, before any training."
+
+
+
+# ---------------------------------------------------------------------------------------------
+# What the metric functions return (TL602, TL603), predictions vs labels (TL604), choosing the best
+# checkpoint (TL605, TL606).
+
+from trainlint.facts import UNKNOWN, TrainerValue, has_star_kwargs, keyword, literal  # noqa: E402
+
+_EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
+
+
+def _statements(block) -> list:
+    """The statements of an indented block or a one-line suite (`if x: return 1`)."""
+    if isinstance(block, cst.SimpleStatementSuite):
+        return [cst.SimpleStatementLine(body=block.body)]
+    return list(getattr(block, "body", ()))
+
+
+def can_complete(stmts) -> bool:
+    """Can execution run past the end of these statements (a path with no `return`/`raise`)?"""
+    return all(_stmt_completes(s) for s in stmts)
+
+
+def _stmt_completes(s) -> bool:
+    if isinstance(s, cst.SimpleStatementLine):
+        for small in s.body:
+            if isinstance(small, (cst.Return, cst.Raise)):
+                return False
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                f = small.value.func
+                name = f.value if isinstance(f, cst.Name) else (
+                    f"{f.value.value}.{f.attr.value}" if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) else "")
+                if name in _EXITS:
+                    return False
+            if isinstance(small, cst.Assert) and literal(small.test) is False:
+                return False
+        return True
+    if isinstance(s, cst.If):
+        if can_complete(_statements(s.body)):
+            return True
+        if s.orelse is None:
+            return True
+        if isinstance(s.orelse, cst.If):
+            return _stmt_completes(s.orelse)
+        return can_complete(_statements(s.orelse.body))
+    if isinstance(s, cst.While):
+        forever = literal(s.test) is True or (isinstance(s.test, cst.Integer) and s.test.value != "0")
+        if forever and next(iter_nodes(s.body, (cst.Break,)), None) is None:
+            return False
+        return True
+    if isinstance(s, cst.With):
+        return can_complete(_statements(s.body))
+    if isinstance(s, cst.Try):
+        if s.finalbody is not None and not can_complete(_statements(s.finalbody.body)):
+            return False
+        body = can_complete(_statements(s.body)) and (s.orelse is None or can_complete(_statements(s.orelse.body)))
+        return body or any(can_complete(_statements(h.body)) for h in s.handlers)
+    if isinstance(s, cst.Match):
+        wildcard = any(isinstance(c.pattern, cst.MatchAs) and c.pattern.pattern is None and c.guard is None
+                       for c in s.cases)
+        return not wildcard or any(can_complete(_statements(c.body)) for c in s.cases)
+    return True
+
+
+def returns_of(facts, fn: cst.FunctionDef) -> list[cst.Return]:
+    return [r for r in facts.index.get("Return", ()) if facts.where[r].function is fn]
+
+
+def none_paths(facts, fn: cst.FunctionDef) -> tuple[list[cst.CSTNode], bool]:
+    """(where the function returns None: bare/`None` returns, or its name when it can fall off the end;
+    whether it returns a value on some other path). Generators are left alone."""
+    if next(iter_nodes(fn.body, (cst.Yield,)), None) is not None:
+        return [], True
+    returns = returns_of(facts, fn)
+    nodes: list[cst.CSTNode] = [r for r in returns if r.value is None or literal(r.value) is None]
+    with_value = any(r.value is not None and literal(r.value) is not None for r in returns)
+    if can_complete(_statements(fn.body)):
+        nodes.append(fn.name)
+    return nodes, with_value
+
+
+def metric_functions(facts, param: str):
+    """(function, registering call) for every function given as `param` to a Trainer."""
+    for call in facts.trainer_calls():
+        fn = facts.function_def(argument(call, param), call)
+        if isinstance(fn, cst.FunctionDef):
+            yield fn, call
+
+
+class _ReturnsNone(Rule):
+    """Base of TL602/TL603: a metric hook that returns None on some path."""
+
+    param: str
+
+    def symptom(self) -> str:
+        raise NotImplementedError
+
+    def functions(self):
+        yield from metric_functions(self.ctx.facts, self.param)
+
+    def finish(self) -> None:
+        seen = set()
+        for fn, _ in self.functions():
+            if fn in seen:
+                continue
+            seen.add(fn)
+            nodes, with_value = none_paths(self.ctx.facts, fn)
+            if not nodes:
+                continue
+            name = fn.name.value
+            first = nodes[0]
+            if not with_value:
+                where = "returns nothing"
+                severity = Severity.ERROR
+            elif first is fn.name:
+                where = "can reach its end without a `return`, so returns None on that path"
+                severity = Severity.WARNING
+            else:
+                where = f"returns None on some path (`{self.ctx.code(first).strip()}`)"
+                severity = Severity.WARNING
+            shown = f"`{name}`" if name == self.param else f"`{name}` (the Trainer's `{self.param}`)"
+            self.report(first, f"{shown} {where}: {self.symptom()}",
+                        hint=self.hint(), severity=severity)
+
+
+@register
+class MetricsReturnsNone(_ReturnsNone):
+    """`compute_metrics` returns nothing (None) on some path."""
+
+    code = "TL602"
+    name = "metrics-returns-none"
+    severity = Severity.ERROR
+    probe = "Runs one evaluation batch through `compute_metrics` and checks that it returns a dict."
+    triggers = ("compute_metrics", "metric_fn")
+    param = "compute_metrics"
+
+    def functions(self):
+        yield from metric_functions(self.ctx.facts, self.param)
+        for call in self.ctx.facts.index.get("Call", ()):
+            if (self.ctx.facts.callee(call) or "").endswith("KerasMetricCallback"):
+                fn = self.ctx.facts.function_def(argument(call, "metric_fn", 0), call)
+                if isinstance(fn, cst.FunctionDef):
+                    yield fn, call
+
+    def symptom(self) -> str:
+        return ("the first evaluation fails after predicting the whole eval set (\"TypeError: 'NoneType' object "
+                "does not support item assignment\"; Keras: \"metric_fn should return a dict\")")
+
+    def hint(self) -> str:
+        return "return a dict of metric values on every path, e.g. `return {\"accuracy\": acc}`"
+
+
+@register
+class PreprocessLogitsReturnsNone(_ReturnsNone):
+    """`preprocess_logits_for_metrics` returns None on some path."""
+
+    code = "TL603"
+    name = "preprocess-logits-returns-none"
+    severity = Severity.ERROR
+    probe = "Runs one evaluation batch through `preprocess_logits_for_metrics` and checks what it returns."
+    triggers = ("preprocess_logits_for_metrics",)
+    param = "preprocess_logits_for_metrics"
+
+    def symptom(self) -> str:
+        return ("the Trainer stores None instead of the predictions, so `compute_metrics` receives "
+                "`predictions=None` and evaluation fails (or reports metrics of nothing)")
+
+    def hint(self) -> str:
+        return "return the processed logits on every path, e.g. `return logits.argmax(dim=-1)`"
+
+
+# -- TL604 -------------------------------------------------------------------------------------
+
+_PRED_NAME = ("pred", "logit", "y_hat", "yhat")
+_ARGMAX = frozenset({"argmax", "softmax", "sigmoid", "log_softmax", "topk", "argsort"})
+#: sklearn-style metrics: name -> position of y_pred
+_Y_PRED_AT = {"accuracy_score": 1, "f1_score": 1, "precision_score": 1, "recall_score": 1,
+              "classification_report": 1, "confusion_matrix": 1, "matthews_corrcoef": 1,
+              "balanced_accuracy_score": 1, "cohen_kappa_score": 1, "precision_recall_fscore_support": 1}
+
+
+def _pred_name(name: str) -> bool:
+    low = name.lower()
+    return any(p in low for p in _PRED_NAME) and "label" not in low
+
+
+@register
+class PredictLabelsAsPredictions(Rule):
+    """`trainer.predict(...)[1]` / `.label_ids` (the gold labels) used as the model's predictions."""
+
+    code = "TL604"
+    name = "predict-labels-as-predictions"
+    severity = Severity.ERROR
+    triggers = ("predict",)
+
+    def _is_predict_output(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> bool:
+        facts = self.ctx.facts
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "predict":
+            recv = expr.func.value
+            v = facts.value_of(recv, at)
+            if isinstance(v, TrainerValue):
+                return True
+            return isinstance(recv, cst.Name) and "trainer" in recv.value.lower()
+        if isinstance(expr, cst.Name) and depth < 3:
+            b = facts.lookup(expr.value, at)
+            if b is not None and isinstance(b.value, cst.Call):
+                return self._is_predict_output(b.value, b.value if b.value in facts.where else at, depth + 1)
+        return False
+
+    def _labels(self, expr: cst.BaseExpression | None, at: cst.CSTNode, depth: int = 0) -> bool:
+        """`out.label_ids` / `out[1]` where `out` is a `trainer.predict(...)` result (also through a name)."""
+        if expr is None:
+            return False
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "label_ids":
+            return self._is_predict_output(expr.value, at)
+        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+            sl = expr.slice[0].slice
+            if isinstance(sl, cst.Index) and literal(sl.value) == 1:
+                return self._is_predict_output(expr.value, at)
+        if isinstance(expr, cst.Name) and depth < 2:
+            facts = self.ctx.facts
+            b = facts.lookup(expr.value, at)
+            if b is not None and isinstance(b.value, cst.BaseExpression) and not isinstance(b.value, cst.Name):
+                return self._labels(b.value, b.value if b.value in facts.where else at, depth + 1)
+        return False
+
+    def _report(self, node: cst.CSTNode, how: str) -> None:
+        self.report(
+            node,
+            f"{how} the gold labels (`label_ids`, item 1 of `trainer.predict(...)`), not the model's predictions: "
+            "metrics computed on them are perfect (100% accuracy) and say nothing about the model",
+            hint="take the predictions from `output.predictions` (item 0; logits: apply `argmax(-1)`) and compare "
+            "them with `output.label_ids`",
+        )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            tgt = t.target
+            if isinstance(tgt, cst.Name) and _pred_name(tgt.value) and self._labels(node.value, node):
+                self._report(node.value, f"`{tgt.value}` holds")
+            elif isinstance(tgt, (cst.Tuple, cst.List)) and len(tgt.elements) >= 2 and \
+                    self._is_predict_output(node.value, node):
+                second = tgt.elements[1].value
+                if isinstance(second, cst.Name) and _pred_name(second.value):
+                    self._report(second, f"`{second.value}` (the second item of the unpacked output) holds")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        short = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else None
+        if short in _ARGMAX:
+            target = argument(node, "input", 0) if isinstance(f, cst.Name) or self.ctx.facts.qualname(f) else None
+            if target is None and isinstance(f, cst.Attribute) and not self.ctx.facts.qualname(f):
+                target = f.value  # labels.argmax(-1)
+            if target is not None and self._labels(target, node):
+                self._report(target, f"`{short}` is applied to")
+            return
+        for kw in ("predictions", "y_pred"):
+            arg = keyword(node, kw)
+            if arg is not None and self._labels(arg.value, node):
+                self._report(arg.value, f"`{kw}=` is given")
+                return
+        if short in _Y_PRED_AT:
+            target = argument(node, "y_pred", _Y_PRED_AT[short])
+            if target is not None and self._labels(target, node):
+                self._report(target, f"`{short}` gets as `y_pred`")
+
+
+# -- TL605 / TL606 -----------------------------------------------------------------------------
+
+_ARGS_CLASSES = ("transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments")
+
+
+def _strategy(facts, expr: cst.BaseExpression | None, at: cst.CSTNode, default: str):
+    if expr is None:
+        return default
+    v = facts.constant(expr, at)
+    if isinstance(v, str):
+        return v.lower()
+    if isinstance(expr, cst.Attribute) and (facts.qualname(expr) or "").split(".")[-2:-1] in (
+            ["IntervalStrategy"], ["SaveStrategy"]):
+        return expr.attr.value.lower()
+    return UNKNOWN
+
+
+@register
+class BestModelStrategyMismatch(Rule):
+    """`load_best_model_at_end=True` with evaluation and save strategies (or steps) that do not line up."""
+
+    code = "TL605"
+    name = "best-model-strategy-mismatch"
+    severity = Severity.ERROR
+    triggers = ("load_best_model_at_end",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        if facts.callee(node) not in _ARGS_CLASSES or has_star_kwargs(node):
+            return
+        best = keyword(node, "load_best_model_at_end")
+        if best is None or facts.constant(best.value, node) is not True:
+            return
+        ev_kw = keyword(node, "eval_strategy") or keyword(node, "evaluation_strategy")
+        sv_kw = keyword(node, "save_strategy")
+        ev = _strategy(facts, ev_kw.value if ev_kw else None, node, "no")
+        sv = _strategy(facts, sv_kw.value if sv_kw else None, node, "steps")
+        if ev is UNKNOWN or sv is UNKNOWN or sv == "best":
+            return
+        if ev != sv:
+            shown_ev = f"eval_strategy=\"{ev}\"" + ("" if ev_kw else " (the default)")
+            shown_sv = f"save_strategy=\"{sv}\"" + ("" if sv_kw else " (the default)")
+            self.report(
+                best,
+                f"`load_best_model_at_end=True` with {shown_ev} and {shown_sv}: `TrainingArguments` raises "
+                "\"ValueError: --load_best_model_at_end requires the save and eval strategy to match\"",
+                hint=f"use the same strategy for both, e.g. `eval_strategy=\"{sv if sv != 'no' else 'epoch'}\", "
+                f"save_strategy=\"{sv if sv != 'no' else 'epoch'}\"` (or `save_strategy=\"best\"`)",
+            )
+            return
+        if ev != "steps":
+            return
+        save_kw, eval_kw, log_kw = keyword(node, "save_steps"), keyword(node, "eval_steps"), keyword(node, "logging_steps")
+        save = facts.constant(save_kw.value, node) if save_kw else 500
+        ev_steps = facts.constant(eval_kw.value, node) if eval_kw else None
+        if ev_steps is None or ev_steps == 0:
+            ev_steps = facts.constant(log_kw.value, node) if log_kw else 500
+        nums = (save, ev_steps)
+        if not all(isinstance(n, (int, float)) and not isinstance(n, bool) and n > 0 for n in nums):
+            return
+        if save >= 1 and ev_steps >= 1:
+            bad = int(save) % int(ev_steps) != 0
+        elif save < 1 and ev_steps < 1:
+            bad = round(save * 1_000_000) % round(ev_steps * 1_000_000) != 0
+        else:
+            bad = True
+        if bad:
+            self.report(
+                save_kw.value if save_kw else best,
+                f"`load_best_model_at_end=True` with `save_steps={save:g}` not a multiple of `eval_steps={ev_steps:g}`: "
+                "`TrainingArguments` raises \"ValueError: --load_best_model_at_end requires the saving steps to be "
+                "a round multiple of the evaluation steps\"",
+                hint=f"make `save_steps` a multiple of `eval_steps`, e.g. `save_steps={ev_steps:g}`",
+            )
+
+
+#: keys returned by `evaluate.load(name[, config]).compute(...)`
+_METRIC_KEYS = {
+    "accuracy": {"accuracy"}, "f1": {"f1"}, "precision": {"precision"}, "recall": {"recall"},
+    "matthews_correlation": {"matthews_correlation"}, "mse": {"mse"}, "mae": {"mae"},
+    "rouge": {"rouge1", "rouge2", "rougeL", "rougeLsum"}, "exact_match": {"exact_match"},
+    "bleu": {"bleu", "precisions", "brevity_penalty", "length_ratio", "translation_length", "reference_length"},
+    "sacrebleu": {"score", "counts", "totals", "precisions", "bp", "sys_len", "ref_len"},
+    "squad": {"exact_match", "f1"}, "pearsonr": {"pearsonr"}, "spearmanr": {"spearmanr"},
+    "roc_auc": {"roc_auc"}, "meteor": {"meteor"},
+}
+_GLUE_KEYS = {"mrpc": {"accuracy", "f1"}, "qqp": {"accuracy", "f1"}, "stsb": {"pearson", "spearmanr"},
+              "cola": {"matthews_correlation"}}
+#: what the Trainer adds to every evaluation
+_TRAINER_KEYS = frozenset({"loss", "runtime", "samples_per_second", "steps_per_second", "model_preparation_time",
+                           "jit_compilation_time", "epoch"})
+
+
+@register
+class UnknownMetricForBestModel(Rule):
+    """`metric_for_best_model` names a key that the evaluation never produces."""
+
+    code = "TL606"
+    name = "unknown-metric-for-best-model"
+    severity = Severity.ERROR
+    probe = "Runs one evaluation batch through `compute_metrics` and compares the keys with `metric_for_best_model`."
+    triggers = ("metric_for_best_model",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        if facts.callee(node) not in _ARGS_CLASSES:
+            return
+        kw = keyword(node, "metric_for_best_model")
+        if kw is None:
+            return
+        metric = facts.constant(kw.value, node)
+        if not isinstance(metric, str):
+            return
+        key = metric[len("eval_"):] if metric.startswith("eval_") else metric
+        if key in _TRAINER_KEYS:
+            return
+        trainers = list(self._trainers(node))
+        if not trainers:
+            return
+        for trainer in trainers:
+            if has_star_kwargs(trainer):
+                return
+            eval_ds = argument(trainer, "eval_dataset", 4)
+            if isinstance(eval_ds, cst.Dict) or (isinstance(eval_ds, cst.Name) and isinstance(
+                    getattr(facts.lookup(eval_ds.value, trainer), "value", None), cst.Dict)):
+                return  # several eval sets: keys are `eval_<name>_<metric>`
+            cm = argument(trainer, "compute_metrics")
+            if cm is None:
+                keys: set[str] | None = set()
+                source = "the Trainer has no `compute_metrics`, so evaluation only reports `eval_loss`"
+            else:
+                fn = facts.function_def(cm, trainer)
+                keys = self._keys(fn) if isinstance(fn, cst.FunctionDef) else None
+                if keys is None:
+                    return
+                shown = ", ".join(f'"{k}"' for k in sorted(keys)) or "nothing"
+                source = f"`{fn.name.value}` returns {shown} (the Trainer reports them as `eval_<key>`)"
+            if key in keys:
+                return
+            self.report(
+                kw.value,
+                f"`metric_for_best_model=\"{metric}\"` but {source}: the first evaluation fails with \"KeyError: The "
+                f"`metric_for_best_model` training argument is set to 'eval_{key}', which is not found in the "
+                "evaluation metrics\"",
+                hint=(f"use one of the returned keys (e.g. `metric_for_best_model=\"{sorted(keys)[0]}\"`)"
+                      if keys else "pass `compute_metrics=` returning that metric, or use `metric_for_best_model=\"loss\"`"),
+            )
+            return
+
+    def _trainers(self, args_call: cst.Call):
+        facts = self.ctx.facts
+        for call in facts.trainer_calls():
+            a = argument(call, "args", 1)
+            if a is args_call:
+                yield call
+            elif isinstance(a, cst.Name):
+                b = facts.lookup(a.value, call)
+                if b is not None and b.value is args_call:
+                    yield call
+
+    def _keys(self, fn: cst.FunctionDef) -> set[str] | None:
+        """The keys of the dicts `fn` returns, or None when trainlint cannot list them all."""
+        facts = self.ctx.facts
+        returns = returns_of(facts, fn)
+        if not returns:
+            return None
+        keys: set[str] = set()
+        for r in returns:
+            k = self._dict_keys(r.value, r, fn)
+            if k is None:
+                return None
+            keys |= k
+        return keys
+
+    def _dict_keys(self, expr, at, fn, depth: int = 0) -> set[str] | None:
+        facts = self.ctx.facts
+        if isinstance(expr, cst.Dict):
+            out = set()
+            for el in expr.elements:
+                if not isinstance(el, cst.DictElement):
+                    return None
+                k = literal(el.key)
+                if not isinstance(k, str):
+                    return None
+                out.add(k)
+            return out
+        if isinstance(expr, cst.Call):
+            f = expr.func
+            if isinstance(f, cst.Attribute) and f.attr.value == "compute":
+                return self._metric_keys(f.value, at)
+            if isinstance(f, cst.Name) and f.value == "dict" and not expr.args:
+                return set()
+            return None
+        if isinstance(expr, cst.Name) and depth < 3:
+            b = facts.lookup(expr.value, at)
+            if b is None or not isinstance(b.value, cst.BaseExpression):
+                return None
+            base = self._dict_keys(b.value, b.value if b.value in facts.where else at, fn, depth + 1)
+            if base is None:
+                return None
+            # `result["f1"] = ...` adds keys; any other mutation (update, setdefault, ...) makes it unknown
+            for node in iter_nodes(fn.body, (cst.Subscript, cst.Call)):
+                if isinstance(node, cst.Call):
+                    f = node.func
+                    if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == expr.value \
+                            and f.attr.value in ("update", "setdefault", "__setitem__"):
+                        return None
+                    continue
+                if isinstance(node.value, cst.Name) and node.value.value == expr.value:
+                    sl = node.slice[0].slice if len(node.slice) == 1 else None
+                    k = literal(sl.value) if isinstance(sl, cst.Index) else None
+                    if not isinstance(k, str):
+                        return None
+                    base = base | {k}
+            return base
+        return None
+
+    def _metric_keys(self, metric_expr, at) -> set[str] | None:
+        from trainlint.facts import MetricValue
+
+        facts = self.ctx.facts
+        v = facts.value_of(metric_expr, at if at in facts.where else None)
+        if not isinstance(v, MetricValue) or v.call is None:
+            return None
+        name = facts.constant(argument(v.call, "path", 0), v.call)
+        config = facts.constant(argument(v.call, "config_name", 1), v.call)
+        if not isinstance(name, str):
+            return None
+        short = name.rsplit("/", 1)[-1].lower()
+        if short in ("glue", "super_glue"):
+            if not isinstance(config, str):
+                return None
+            return set(_GLUE_KEYS.get(config, {"accuracy"})) if short == "glue" else None
+        keys = _METRIC_KEYS.get(short)
+        return set(keys) if keys is not None else None

@@ -25,3 +25,420 @@ class ScriptErrorBeforeTraining(Rule):
     name = "script-error-before-training"
     severity = Severity.ERROR
     probe = "Runs the script up to the training call; an exception on the way is reported at the script's own line."
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Hand-written PyTorch loops: what one step does (TL701–TL705). Loops are read once per file: every
+# call is filed under the loops around it (up to the enclosing function).
+
+import dataclasses  # noqa: E402
+import weakref  # noqa: E402
+
+import libcst as cst  # noqa: E402
+
+from trainlint.facts import CallValue, dotted, iter_nodes, literal  # noqa: E402
+
+_LOOPS = (cst.For, cst.While)
+_NO_GRAD = ("no_grad", "inference_mode", "set_grad_enabled(False)", "enable_grad(False)")
+
+
+@dataclasses.dataclass
+class LoopFacts:
+    """The calls of a file sorted out for the loop rules."""
+
+    backward: list = dataclasses.field(default_factory=list)
+    optimizer_steps: list = dataclasses.field(default_factory=list)
+    scheduler_steps: list = dataclasses.field(default_factory=list)
+    zero_grads: list = dataclasses.field(default_factory=list)  # zero_grad() calls, `p.grad = None`, `p.grad.zero_()`
+    modes: list = dataclasses.field(default_factory=list)  # (call, receiver text, "train" | "eval")
+    calls: list = dataclasses.field(default_factory=list)  # every call (for "is the model called here")
+    loops_of: dict = dataclasses.field(default_factory=dict)  # node -> loops around it (outermost first)
+
+
+_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def loops_around(facts, node) -> tuple:
+    """The loops around ``node`` inside its own function (outermost first)."""
+    w = facts.where.get(node)
+    if w is None:
+        return ()
+    out = []
+    for b in reversed(w.blocks):
+        if isinstance(b, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            break
+        if isinstance(b, _LOOPS):
+            out.append(b)
+    return tuple(reversed(out))
+
+
+def _receiver(call: cst.Call) -> str | None:
+    f = call.func
+    return dotted(f.value) if isinstance(f, cst.Attribute) else None
+
+
+def is_scheduler(facts, recv: cst.BaseExpression, at) -> bool:
+    text = dotted(recv) or ""
+    if "sched" in text.lower():
+        return True
+    v = facts.value_of(recv, at) if isinstance(recv, cst.Name) else None
+    qn = v.qualname if isinstance(v, CallValue) else ""
+    return qn.startswith("torch.optim.lr_scheduler") or (qn.startswith("transformers.") and "schedule" in qn)
+
+
+def is_optimizer(facts, recv: cst.BaseExpression, at) -> bool:
+    if isinstance(recv, cst.Name):
+        v = facts.value_of(recv, at)
+        if isinstance(v, CallValue) and v.qualname.startswith("torch.optim.") and "lr_scheduler" not in v.qualname:
+            return True
+    last = (dotted(recv) or "").rsplit(".", 1)[-1].lower()
+    return "optim" in last or last in ("opt", "optimiser") or last.endswith("_opt") or last.startswith("opt_")
+
+
+def loop_facts(facts) -> LoopFacts:
+    lf = _CACHE.get(facts)
+    if lf is not None:
+        return lf
+    lf = LoopFacts()
+    for call in facts.index.get("Call", ()):
+        f = call.func
+        lf.calls.append(call)
+        if not isinstance(f, cst.Attribute):
+            continue
+        meth, recv = f.attr.value, f.value
+        if meth == "backward":
+            lf.backward.append(call)
+        elif meth == "step":
+            if is_scheduler(facts, recv, call):
+                if not call.args:
+                    lf.scheduler_steps.append(call)
+            elif is_optimizer(facts, recv, call):
+                lf.optimizer_steps.append(call)
+            elif "scaler" in (dotted(recv) or "").lower() and call.args:
+                lf.optimizer_steps.append(call)  # scaler.step(optimizer)
+        elif meth == "zero_grad":
+            lf.zero_grads.append(call)
+        elif meth in ("zero_", "detach_", "fill_") and ".grad" in (f".{dotted(recv)}" if dotted(recv) else ""):
+            lf.zero_grads.append(call)
+        elif meth in ("train", "eval") and dotted(recv) is not None:
+            mode = meth
+            if meth == "train" and call.args:
+                v = literal(call.args[0].value)
+                if v is False:
+                    mode = "eval"
+                elif v is not True:
+                    continue
+            elif meth == "eval" and call.args:
+                continue
+            lf.modes.append((call, dotted(recv), mode))
+    for assign in facts.index.get("Assign", ()):
+        for t in assign.targets:
+            if isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad":
+                lf.zero_grads.append(assign)
+    for n in lf.backward + lf.optimizer_steps + lf.scheduler_steps + lf.zero_grads + [m[0] for m in lf.modes]:
+        lf.loops_of[n] = loops_around(facts, n)
+    _CACHE[facts] = lf
+    return lf
+
+
+def _inside(facts, node, block) -> bool:
+    w = facts.where.get(node)
+    return w is not None and block in w.blocks
+
+
+def _order(facts, node) -> int:
+    return facts.where[node].order
+
+
+@register
+class MissingZeroGrad(Rule):
+    """`backward()` and `optimizer.step()` in a loop that never clears the gradients."""
+
+    code = "TL701"
+    name = "missing-zero-grad"
+    severity = Severity.ERROR
+    probe = "Watches two real steps: the first step's gradients still in `p.grad` at the second `backward()` confirm it."
+    triggers = ("backward",)
+
+    def finish(self) -> None:
+        facts = self.ctx.facts
+        lf = loop_facts(facts)
+        reported = set()
+        for step in lf.optimizer_steps:
+            loops = lf.loops_of[step]
+            # the innermost loop around the step that also runs a backward()
+            loop = next((L for L in reversed(loops) if any(_inside(facts, b, L) for b in lf.backward)), None)
+            if loop is None or loop in reported:
+                continue
+            if any(_inside(facts, z, loop) for z in lf.zero_grads):
+                continue
+            reported.add(loop)
+            opt = _receiver(step) or self.ctx.code(step.func)
+            self.report(
+                step,
+                f"`{self.ctx.code(step.func)}()` runs every iteration after `backward()`, but the loop never clears the "
+                "gradients: `backward()` adds to `p.grad`, so each step applies the sum of all gradients so far and "
+                "the loss goes up or explodes",
+                hint=f"call `{opt}.zero_grad()` once per step (e.g. right after `{self.ctx.code(step.func)}()`; "
+                "with gradient accumulation, in the same `if` as the step)",
+            )
+
+
+def _no_grad_block(facts, node) -> cst.With | None:
+    """The `with torch.no_grad()` / `inference_mode()` block around ``node``, if any."""
+    w = facts.where.get(node)
+    if w is None:
+        return None
+    for b in reversed(w.blocks):
+        if isinstance(b, (cst.FunctionDef, cst.Lambda)):
+            for d in b.decorators:
+                text = cst.Module([]).code_for_node(d.decorator)
+                if any(k in text.replace(" ", "") for k in _NO_GRAD):
+                    return b  # type: ignore[return-value]
+            return None
+        if isinstance(b, cst.With):
+            for item in b.items:
+                text = cst.Module([]).code_for_node(item.item).replace(" ", "")
+                if any(k in text for k in _NO_GRAD):
+                    return b
+    return None
+
+
+@register
+class WrongTrainEvalMode(Rule):
+    """Training in eval mode, evaluating in train mode or with gradients on, `backward()` under `no_grad`."""
+
+    code = "TL702"
+    name = "wrong-train-eval-mode"
+    severity = Severity.WARNING
+    probe = "Reads `model.training` during a real training step: a trainable model in eval mode confirms it."
+    triggers = ("backward",)
+
+    def visit_While(self, node: cst.While) -> None:
+        """Nothing to check per node: asking for `While` makes the engine record where those loops are."""
+
+    def finish(self) -> None:
+        facts = self.ctx.facts
+        lf = loop_facts(facts)
+        self._backward_under_no_grad(lf)
+        training_loops = []
+        for b in lf.backward:
+            loops = lf.loops_of[b]
+            if loops and loops[-1] not in training_loops:
+                training_loops.append(loops[-1])
+        if not training_loops:
+            return
+        called = {}  # loop -> names called as functions inside it (`model(...)`)
+        for call in lf.calls:
+            if isinstance(call.func, cst.Name):
+                for L in loops_around(facts, call):
+                    called.setdefault(L, set()).add(call.func.value)
+        models = {recv for _, recv, _ in lf.modes}
+        done: set = set()
+        for loop in training_loops:
+            scope = facts.where[loop].function
+            for name in sorted(models & called.get(loop, set())):
+                if (loop, name) in done:
+                    continue
+                done.add((loop, name))
+                self._eval_before_training(lf, loop, scope, name)
+                self._evaluation_after(lf, loop, scope, name, training_loops, called)
+
+    def _modes(self, lf, name, scope):
+        facts = self.ctx.facts
+        return [(c, m) for c, r, m in lf.modes if r == name and facts.where[c].function is scope]
+
+    def _eval_before_training(self, lf, loop, scope, name) -> None:
+        facts = self.ctx.facts
+        modes = self._modes(lf, name, scope)
+        start = _order(facts, loop)
+        if any(m == "train" and _inside(facts, c, loop) for c, m in modes):
+            return
+        # the last mode switch before the loop (outside it)
+        before = [(c, m) for c, m in modes if _order(facts, c) < start]
+        enclosing = [L for L in loops_around(facts, loop)]
+        for outer in enclosing:
+            # in an epoch loop: an eval() after this training loop, and no train() in the epoch loop
+            inner = [(c, m) for c, m in modes if _inside(facts, c, outer)]
+            if any(m == "eval" for c, m in inner if _order(facts, c) > start) and not any(m == "train" for _, m in inner):
+                c = next(c for c, m in inner if m == "eval" and _order(facts, c) > start)
+                self.report(
+                    c,
+                    f"`{self.ctx.code(c)}` runs after the training loop, inside the loop around it, and nothing "
+                    f"calls `{name}.train()` again: from the second pass on, `{name}` trains in eval mode "
+                    "(dropout off, batch-norm statistics frozen) and learns worse than expected",
+                    hint=f"call `{name}.train()` at the start of each training pass",
+                )
+                return
+        if before and before[-1][1] == "eval":
+            c = before[-1][0]
+            self.report(
+                c,
+                f"`{self.ctx.code(c)}` puts `{name}` in eval mode and the training loop below never calls "
+                f"`{name}.train()`: it trains with dropout off and batch-norm statistics frozen, and learns worse "
+                "than expected",
+                hint=f"call `{name}.train()` before the training loop (and `{name}.eval()` only around evaluation)",
+            )
+
+    def _evaluation_after(self, lf, loop, scope, name, training_loops, called) -> None:
+        facts = self.ctx.facts
+        start = _order(facts, loop)
+        modes = self._modes(lf, name, scope)
+        for other in [*facts.index.get("For", ()), *facts.index.get("While", ())]:
+            if other in training_loops or facts.where[other].function is not scope:
+                continue
+            o = _order(facts, other)
+            if o <= start or _inside(facts, other, loop) or name not in called.get(other, set()):
+                continue
+            if any(_inside(facts, s, other) for s in lf.optimizer_steps):
+                continue
+            # the mode switches between the training loop and this loop (and inside this loop)
+            between = [(c, m) for c, m in modes if start < _order(facts, c) and
+                       (_order(facts, c) < o or _inside(facts, c, other))]
+            model_calls = [c for c in lf.calls if isinstance(c.func, cst.Name) and c.func.value == name
+                           and _inside(facts, c, other)]
+            grads_off = all(_no_grad_block(facts, c) is not None for c in model_calls)
+            last = between[-1][1] if between else "train"
+            if last != "eval" and not any(m == "eval" for _, m in between):
+                if grads_off:
+                    self.report(
+                        other,
+                        f"this evaluation loop runs `{name}` after training without `{name}.eval()`: dropout is still "
+                        "on, so the predictions are noisy and the metrics lower (and different on every run)",
+                        hint=f"call `{name}.eval()` before the evaluation loop (and `{name}.train()` before training again)",
+                    )
+                continue
+            if last == "eval" and not grads_off:
+                self.report(
+                    other,
+                    f"this evaluation loop runs `{name}` with gradients on (no `torch.no_grad()` / "
+                    "`torch.inference_mode()`): every forward builds an autograd graph, so evaluation is slower and "
+                    "uses far more memory (out of memory on large eval sets when outputs are kept)",
+                    hint="wrap the evaluation loop in `with torch.no_grad():` (or `torch.inference_mode()`)",
+                )
+
+    def _backward_under_no_grad(self, lf) -> None:
+        facts = self.ctx.facts
+        for b in lf.backward:
+            block = _no_grad_block(facts, b)
+            if not isinstance(block, cst.With):
+                continue
+            root = b.func.value
+            while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+                root = root.value if not isinstance(root, cst.Call) else root.func
+            if not isinstance(root, cst.Name):
+                continue
+            assigned = any(
+                isinstance(t.target, cst.Name) and t.target.value == root.value and _inside(facts, a, block)
+                for a in facts.index.get("Assign", ()) for t in a.targets
+            )
+            if assigned:
+                self.report(
+                    b,
+                    f"`{self.ctx.code(b)}` inside `{self.ctx.code(block.items[0].item)}`, where `{root.value}` was "
+                    "computed: it has no autograd graph, so this fails with \"RuntimeError: element 0 of tensors "
+                    "does not require grad and does not have a grad_fn\"",
+                    hint="compute the loss and call `backward()` outside the `no_grad` block (keep `no_grad` for evaluation)",
+                    severity=Severity.ERROR,
+                )
+
+
+@register
+class LossAccumulatedAsTensor(Rule):
+    """`total_loss += loss` adds the loss tensor (and its whole autograd graph) instead of its value."""
+
+    code = "TL703"
+    name = "loss-accumulated-as-tensor"
+    severity = Severity.WARNING
+    triggers = ("backward",)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if not isinstance(node.operator, cst.AddAssign):
+            return
+        facts = self.ctx.facts
+        loops = loops_around(facts, node)
+        if not loops:
+            return
+        loop = loops[-1]
+        value = node.value
+        while isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Multiply, cst.Divide)):
+            value = value.left
+        text = dotted(value)
+        if text is None:
+            return
+        target = dotted(node.target)
+        lf = loop_facts(facts)
+        backs = [b for b in lf.backward if _inside(facts, b, loop)]
+        # the accumulated tensor is what gets backpropagated: intentional (e.g. several losses summed)
+        if target is not None and any(_receiver(b) == target or
+                                      any(dotted(a.value) == target for a in b.args) for b in lf.backward):
+            return
+        if not any(text in {dotted(n) for n in iter_nodes(b, (cst.Name, cst.Attribute))} for b in backs):
+            return
+        self.report(
+            node,
+            f"`{self.ctx.code(node).strip()}` adds the loss tensor, not its value: `{target}` keeps every step's "
+            "autograd graph alive, so memory grows each step until it runs out (CUDA out of memory)",
+            hint=f"accumulate the number: `{self.ctx.code(node.target)} += {self.ctx.code(node.value)}.item()` "
+            "(or `.detach()`)",
+        )
+
+
+@register
+class SchedulerBeforeOptimizer(Rule):
+    """`scheduler.step()` before `optimizer.step()` in the same loop."""
+
+    code = "TL704"
+    name = "scheduler-before-optimizer"
+    severity = Severity.WARNING
+    triggers = ("step",)
+
+    def finish(self) -> None:
+        facts = self.ctx.facts
+        lf = loop_facts(facts)
+        for s in lf.scheduler_steps:
+            loops = lf.loops_of[s]
+            if not loops:
+                continue
+            loop = loops[-1]
+            order = _order(facts, s)
+            after = [o for o in lf.optimizer_steps if _inside(facts, o, loop) and _order(facts, o) > order]
+            if not after:
+                continue
+            o = after[0]
+            self.report(
+                s,
+                f"`{self.ctx.code(s)}` runs before `{self.ctx.code(o)}` in the same loop: the first value of the "
+                "learning-rate schedule is skipped (PyTorch warns \"Detected call of `lr_scheduler.step()` before "
+                "`optimizer.step()`\"); with per-epoch schedules the whole schedule runs one epoch early",
+                hint=f"call `{self.ctx.code(s)}` after `{self.ctx.code(o)}`",
+            )
+
+
+@register
+class DirectForwardCall(Rule):
+    """`model.forward(x)` instead of `model(x)`: the module's hooks are skipped."""
+
+    code = "TL705"
+    name = "direct-forward-call"
+    severity = Severity.WARNING
+    default = False
+    triggers = (".forward(",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if not (isinstance(f, cst.Attribute) and f.attr.value == "forward" and isinstance(f.value, cst.Name)):
+            return
+        if f.value.value in ("self", "cls", "super"):
+            return
+        w = self.ctx.facts.where.get(node)
+        if w is not None and w.inside(cst.ClassDef) is not None:
+            return
+        name = f.value.value
+        self.report(
+            node,
+            f"`{name}.forward(...)` bypasses `{name}.__call__`: forward hooks and pre-hooks do not run, and a "
+            "DistributedDataParallel / FSDP wrapper does not synchronise gradients (each process trains its own copy)",
+            hint=f"call the module: `{name}(...)`",
+        )

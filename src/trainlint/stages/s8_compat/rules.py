@@ -284,20 +284,7 @@ class MetricLoadedAsDataset(Rule):
             f"`{load}` loads a metric, not a dataset, but it is used as one (`{self.ctx.code(use)}`): "
             "the script fails with an AttributeError or a KeyError",
             hint=f"load the data with `datasets.load_dataset({args})`",
-            fix=self._fix(v.call),
         )
-
-    def _fix(self, call: cst.Call):
-        """`evaluate.load("glue", "mnli")` → `load_dataset("glue", "mnli")` (unsafe: the author may have meant
-        another dataset). Positional arguments only: the keywords of the two functions differ."""
-        if self.ctx.facts.callee(call) != "evaluate.load" or any(a.keyword is not None or a.star for a in call.args):
-            return None
-        got = codemod.ensure_name(self.ctx, "datasets.load_dataset", "from datasets import load_dataset", "load_dataset")
-        if got is None:
-            return None
-        func, add = got
-        return self.ctx.fix(Applicability.UNSAFE, f"Load the data with `{func}(...)`",
-                            self.ctx.replace(call.func, func), *([add] if add is not None else []))
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _DATASET_METHODS:
@@ -307,3 +294,233 @@ class MetricLoadedAsDataset(Rule):
         sl = node.slice[0].slice if len(node.slice) == 1 else None
         if isinstance(sl, cst.Index) and isinstance(literal(sl.value), str):
             self._check(node.value, node, node)
+
+
+
+# ---------------------------------------------------------------------------------------------
+# transformers 5 and Keras 3 (TL807–TL809).
+
+import re  # noqa: E402
+
+from trainlint.facts import argument, dotted, keyword  # noqa: E402
+
+#: lines that can declare the script's requirements: `!pip install ...`, `%pip`, `uv add`, and comments
+#: (a PEP 723 `# /// script` block: `# dependencies = ["transformers<5"]`)
+_REQ_LINE = re.compile(r"^\s*(?:[!%]\s*)?(?:pip3?\b|uv\b|python3?\s+-m\s+pip|#).*$", re.M)
+_SPEC = re.compile(r"(==|>=|<=|~=|!=|<|>)\s*([0-9][\w.*]*)")
+
+
+def _specs(source: str, dist: str) -> list[tuple[str, tuple[int, ...]]]:
+    """The version specifiers the script itself declares for ``dist``."""
+    if dist not in source:
+        return []
+    pattern = re.compile(rf"(?<![\w-]){re.escape(dist)}\s*(?:\[[^\]]*\])?\s*((?:(?:==|>=|<=|~=|!=|<|>)\s*[0-9][\w.*]*\s*,?\s*)+)")
+    out = []
+    for line in _REQ_LINE.finditer(source):
+        for m in pattern.finditer(line.group(0)):
+            for op, text in _SPEC.findall(m.group(1)):
+                nums = []
+                for part in text.split("."):
+                    if not part.isdigit():
+                        break
+                    nums.append(int(part))
+                if nums:
+                    out.append((op, tuple(nums)))
+    return out
+
+
+def script_requires_at_least(source: str, dist: str, version: tuple[int, ...]) -> bool:
+    """The script declares ``dist`` at ``version`` or newer (`transformers>=5`, `keras==3.6`)."""
+    return any(op in (">=", ">", "==", "~=") and v >= version for op, v in _specs(source, dist))
+
+
+def script_requires_below(source: str, dist: str, version: tuple[int, ...]) -> bool:
+    """The script pins ``dist`` below ``version`` (`transformers<5`, `transformers==4.46.0`)."""
+    for op, v in _specs(source, dist):
+        if op == "<" and v <= version:
+            return True
+        if op in ("<=", "==") and v < version:
+            return True
+        if op == "~=" and len(v) >= 2 and v[:-1] < version[: len(v) - 1]:  # ~=4.40: below 5
+            return True
+    return False
+
+
+def transformers_5(rule: Rule, *, needs_tensorflow: bool = False) -> bool:
+    """Evidence that the script runs with transformers ≥ 5: the script's own requirements, else the
+    configured target version, else the installed one (for TensorFlow scripts, only when TensorFlow is
+    installed too: an environment without it says nothing about where the script runs)."""
+    from trainlint.config import installed_version
+
+    source = rule.ctx.source
+    if script_requires_below(source, "transformers", (5,)):
+        return False
+    if script_requires_at_least(source, "transformers", (5,)):
+        return True
+    settings = rule.ctx.settings
+    v = settings.version("transformers")
+    if v is None or v < (5,):
+        return False
+    if needs_tensorflow and "transformers" not in settings.target_versions:
+        return any(installed_version(d) for d in ("tensorflow", "tensorflow-cpu", "tensorflow-macos", "tf-keras"))
+    return True
+
+
+#: TensorFlow/Keras helpers of transformers 4 that are gone in 5, besides the `TF…` classes
+_TF_HELPERS = frozenset({"create_optimizer", "AdamWeightDecay", "WarmUp", "GradientAccumulator", "KerasMetricCallback",
+                         "PushToHubCallback", "TFTrainingArguments"})
+_TF_MODULES = ("transformers.modeling_tf_utils", "transformers.keras_callbacks", "transformers.optimization_tf",
+               "transformers.modeling_tf_outputs", "transformers.tf_utils", "transformers.training_args_tf")
+
+
+def _tf_name(name: str) -> bool:
+    return (name.startswith("TF") and name[2:3].isupper() and name != "TFTrainer") or name in _TF_HELPERS
+
+
+@register
+class TFModelOnTransformers5(Rule):
+    """transformers TensorFlow classes (`TFAutoModel…`, `create_optimizer`) with transformers ≥ 5, which removed them."""
+
+    code = "TL807"
+    name = "tf-model-on-transformers-5"
+    severity = Severity.ERROR
+    probe = "The ImportError is reported at the script's own line."
+    triggers = ("TF", "create_optimizer", "AdamWeightDecay", "KerasMetricCallback", "PushToHubCallback")
+
+    def _report(self, node: cst.CSTNode, what: str) -> None:
+        self.report(
+            node,
+            f"{what} transformers 5 removed TensorFlow (and Flax) support, and this script runs with transformers ≥ 5 "
+            "(its requirements, the configured target or the installed version): the import fails with \"ImportError: cannot import name ... from 'transformers'\"",
+            hint="train the PyTorch class (`AutoModelFor…` with `Trainer`), or pin `transformers<5` for this script "
+            "(e.g. a `# /// script` block with `dependencies = [\"transformers<5\", \"tf-keras\"]`)",
+        )
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None:
+            return
+        mod = dotted(node.module) or ""
+        if mod != "transformers" and not mod.startswith("transformers."):
+            return
+        if mod.startswith(_TF_MODULES):
+            if transformers_5(self, needs_tensorflow=True):
+                self._report(node.module, f"`{mod}` is a TensorFlow module of transformers 4:")
+            return
+        if isinstance(node.names, cst.ImportStar):
+            return
+        names = [a.name.value for a in node.names if isinstance(a.name, cst.Name) and _tf_name(a.name.value)]
+        if names and transformers_5(self, needs_tensorflow=True):
+            first = next(a for a in node.names if isinstance(a.name, cst.Name) and a.name.value == names[0])
+            shown = ", ".join(f"`{n}`" for n in names)
+            self._report(first, f"{shown} {'is a TensorFlow class' if len(names) == 1 else 'are TensorFlow classes'} of transformers 4:")
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if not _tf_name(node.attr.value):
+            return
+        if self.ctx.facts.raw_qualname(node) == f"transformers.{node.attr.value}" and transformers_5(self, needs_tensorflow=True):
+            self._report(node, f"`transformers.{node.attr.value}` is a TensorFlow class of transformers 4:")
+
+
+def _legacy_keras_env(source: str) -> bool:
+    """The script sets `TF_USE_LEGACY_KERAS=1` itself (then `tensorflow.keras` is tf-keras)."""
+    return re.search(r"""TF_USE_LEGACY_KERAS["']\s*(?:\]\s*=|,)\s*["'](?:1|true|True)["']""", source) is not None
+
+
+@register
+class TFKerasOptimizerKeras3(Rule):
+    """A `tensorflow.keras` / `keras` optimizer object compiled into a transformers TF model under Keras 3."""
+
+    code = "TL808"
+    name = "tf-keras-optimizer-keras3"
+    severity = Severity.ERROR
+    probe = "The ValueError raised by `compile` is reported under this code, at the script's own line."
+    triggers = ("compile",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile"):
+            return
+        from trainlint.stages.s4_loss.rules import compiled_model
+
+        model = compiled_model(self.ctx, node)
+        if model is None or not model.tf:
+            return
+        facts = self.ctx.facts
+        opt = argument(node, "optimizer", 0)
+        at: cst.CSTNode = node
+        if isinstance(opt, cst.Name) and facts.raw_qualname(opt) is None:
+            b = facts.lookup(opt.value, node)
+            opt = b.value if b is not None else None
+        if not isinstance(opt, cst.Call):
+            return
+        raw = facts.raw_qualname(opt.func) or ""
+        if not (raw.startswith("tensorflow.keras.") or raw.startswith("keras.")) or raw.startswith("keras.src"):
+            return
+        if raw.startswith("tensorflow.keras.") and _legacy_keras_env(self.ctx.source):
+            return
+        if not self._keras3():
+            return
+        self.report(
+            opt,
+            f"`{self.ctx.code(opt.func)}` is a Keras 3 optimizer (`tensorflow.keras` is Keras 3 since TensorFlow 2.16), "
+            f"but `{model.cls}` is a tf-keras (Keras 2) model: `compile` fails with \"ValueError: Could not "
+            "interpret optimizer identifier: <keras.src.optimizers...>\"",
+            hint="import the optimizer from tf-keras (`from tf_keras.optimizers import Adam`), or use "
+            "`transformers.create_optimizer(...)`, or set `os.environ[\"TF_USE_LEGACY_KERAS\"] = \"1\"` before importing tensorflow",
+        )
+
+    def _keras3(self) -> bool:
+        """Evidence of Keras 3: the script's own requirements (`keras>=3`, `tensorflow>=2.16`), else the
+        configured or installed keras. No evidence: nothing is reported."""
+        source = self.ctx.source
+        if script_requires_below(source, "keras", (3,)) or script_requires_below(source, "tensorflow", (2, 16)):
+            return False
+        if script_requires_at_least(source, "keras", (3,)) or script_requires_at_least(source, "tensorflow", (2, 16)):
+            return True
+        keras = self.ctx.settings.version("keras")
+        return keras is not None and keras >= (3,)
+
+
+#: tokenizer classes whose transformers 5 constructor still reads `vocab_file`
+_VOCAB_FILE_OK = frozenset({
+    "BartphoTokenizer", "BertTokenizerLegacy", "BertGenerationTokenizer", "BertJapaneseTokenizer", "BertweetTokenizer",
+    "BioGptTokenizer", "BlenderbotSmallTokenizer", "CamembertTokenizer", "ClvpTokenizer", "CpmTokenizer",
+    "CpmTokenizerFast", "CpmAntTokenizer", "CTRLTokenizer", "EsmTokenizer", "FastSpeech2ConformerTokenizer",
+    "FlaubertTokenizer", "GPTNeoXJapaneseTokenizer", "GPTSw3Tokenizer", "HerbertTokenizer", "LasrTokenizer",
+    "M2M100Tokenizer", "MgpstrTokenizer", "MyT5Tokenizer", "PhobertTokenizer", "PLBartTokenizer",
+    "ProphetNetTokenizer", "RoCBertTokenizer", "SeamlessM4TTokenizer", "SiglipTokenizer", "Speech2TextTokenizer",
+    "SpeechT5Tokenizer", "TapasTokenizer", "VitsTokenizer", "Wav2Vec2CTCTokenizer", "Wav2Vec2PhonemeCTCTokenizer",
+    "XLMTokenizer", "MarianTokenizer", "FSMTTokenizer", "AutoTokenizer", "PreTrainedTokenizer",
+})
+
+
+@register
+class IgnoredTokenizerArgument(Rule):
+    """`BertTokenizer(vocab_file=...)`: transformers 5 tokenizers take `vocab=`, and ignore `vocab_file`/`merges_file`."""
+
+    code = "TL809"
+    name = "ignored-tokenizer-argument"
+    severity = Severity.ERROR
+    triggers = ("vocab_file", "merges_file")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qn = self.ctx.facts.callee(node) or ""
+        if not qn.startswith("transformers."):
+            return
+        cls = qn.rsplit(".", 1)[-1]
+        if not cls.endswith(("Tokenizer", "TokenizerFast")) or cls in _VOCAB_FILE_OK:
+            return
+        given = [kw for kw in ("vocab_file", "merges_file") if keyword(node, kw) is not None]
+        if not given or not transformers_5(self):
+            return
+        bpe = "merges_file" in given
+        self.report(
+            keyword(node, given[0]).keyword,
+            f"`{cls}({'=..., '.join(given)}=...)`: transformers 5 tokenizers ignore {' and '.join(f'`{g}`' for g in given)} "
+            "without a warning and build "
+            + ("an empty vocabulary (every text encodes to `[]`)" if bpe else
+               "a default vocabulary of the 5 special tokens (every word becomes the unknown token)")
+            + ": the model trains on nothing",
+            hint=("pass the files as `vocab=` and `merges=` (or positionally), or save the tokenizer and load it with "
+                  "`from_pretrained(directory)`" if bpe else
+                  "pass the file as `vocab=` (or positionally), or load with `from_pretrained(directory)`"),
+        )

@@ -1,0 +1,630 @@
+"""Catalog breadth (issue 6), stages 5–8: tricky variants and correct code that must stay quiet.
+
+The documents' examples are checked here too (for these codes), so the rules and `rules/<CODE>.md`
+cannot drift apart even before the catalog-wide test runs them.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from trainlint.config import Settings
+from trainlint.docs import parse_doc
+from trainlint.engine import lint_source
+
+ROOT = Path(__file__).resolve().parent.parent
+CODES = ["TL502", "TL503", "TL504", "TL505", "TL602", "TL603", "TL604", "TL605", "TL606",
+         "TL701", "TL702", "TL703", "TL704", "TL705", "TL807", "TL808", "TL809"]
+
+
+def lint(source: str, select: str | None = None, **settings):
+    return lint_source(textwrap.dedent(source), "train.py", Settings(select=[select] if select else None, **settings))
+
+
+def codes(source: str, select: str | None = None, **settings) -> list[str]:
+    return [f.code for f in lint(source, select, **settings)]
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_document_examples(code):
+    doc = parse_doc(code, (ROOT / "rules" / f"{code}.md").read_text())
+    assert doc.bad and doc.sections.get("Probe")
+    for ex in doc.bad:
+        assert code in [f.code for f in lint_source(ex.code, ex.filename, Settings(select=[code]))], ex.code
+    for ex in doc.good:
+        assert code not in [f.code for f in lint_source(ex.code, ex.filename, Settings(select=[code]))], ex.code
+
+
+def test_tl705_is_off_by_default_and_the_rest_on():
+    from trainlint.rule import all_rules
+
+    rules = all_rules()
+    assert not rules["TL705"].default
+    assert all(rules[c].default for c in CODES if c != "TL705")
+
+
+# ---------------------------------------------------------------------------------------------
+# TL502 / TL503
+
+
+def test_tl502_through_to_device_and_named_parameters():
+    src = """
+    import torch
+    from transformers import AutoModelForSequenceClassification
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2).to("cuda")
+    grouped = [{"params": [p for n, p in model.named_parameters() if "bias" not in n], "weight_decay": 0.01}]
+    optimizer = torch.optim.AdamW(grouped)
+    """
+    assert codes(src, "TL502") == ["TL502"]
+
+
+def test_tl502_quiet_with_lr_groups_scratch_models_and_peft():
+    groups = """
+    import torch
+    from transformers import AutoModelForSequenceClassification
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+    optimizer = torch.optim.AdamW([{"params": model.base_model.parameters(), "lr": 1e-5},
+                                   {"params": model.classifier.parameters(), "lr": 1e-4}])
+    """
+    scratch = """
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+    model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained("gpt2"))
+    optimizer = torch.optim.AdamW(model.parameters())
+    """
+    peft = """
+    import torch
+    from peft import get_peft_model
+    from transformers import AutoModelForCausalLM
+    model = AutoModelForCausalLM.from_pretrained("gpt2")
+    optimizer = torch.optim.AdamW(model.parameters())
+    """
+    positional = """
+    import torch
+    from transformers import AutoModelForSequenceClassification
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+    optimizer = torch.optim.AdamW(model.parameters(), 3e-5)
+    """
+    for src in (groups, scratch, peft, positional):
+        assert codes(src, "TL502") == [], src
+
+
+def test_tl503_keras_default_explicit_and_create_optimizer():
+    tpl = """
+    import tensorflow as tf
+    from transformers import TFAutoModelForSequenceClassification, create_optimizer
+    model = TFAutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+    model.compile(optimizer={opt})
+    """
+    assert codes(tpl.format(opt="tf.keras.optimizers.Adam()"), "TL503") == ["TL503"]
+    assert codes(tpl.format(opt="tf.keras.optimizers.Adam(learning_rate=3e-3)"), "TL503") == ["TL503"]
+    assert codes(tpl.format(opt="tf.keras.optimizers.Adam(learning_rate=3e-5)"), "TL503") == []
+    assert codes(tpl.format(opt="tf.keras.optimizers.Adam(learning_rate=schedule)"), "TL503") == []
+    assert codes(tpl.format(opt="create_optimizer(init_lr=1e-3, num_train_steps=100, num_warmup_steps=0)"),
+                 "TL503") == ["TL503"]
+    # `optimizer, schedule = create_optimizer(...)`: a tuple element, unknown: quiet
+    unpacked = tpl.replace("model.compile", "opt, schedule = create_optimizer(1e-3, 100, 0)\n    model.compile")
+    assert codes(unpacked.format(opt="opt"), "TL503") == []
+
+
+def test_tl503_quiet_for_fine_rates_lora_and_scratch_training():
+    ok = """
+    from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+    args = TrainingArguments("out", learning_rate=5e-5)
+    Trainer(model=model, args=args)
+    """
+    lora = """
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained("gpt2"), LoraConfig(r=8))
+    args = TrainingArguments("out", learning_rate=1e-3)
+    Trainer(model=model, args=args)
+    """
+    scratch = """
+    from transformers import AutoConfig, AutoModelForMaskedLM, Trainer, TrainingArguments
+    model = AutoModelForMaskedLM.from_config(AutoConfig.from_pretrained("bert-base-cased"))
+    args = TrainingArguments("out", learning_rate=1e-3)
+    Trainer(model=model, args=args)
+    """
+    for src in (ok, lora, scratch):
+        assert codes(src, "TL503") == [], src
+
+
+def test_tl503_through_model_init():
+    src = """
+    from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
+    def model_init():
+        return AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+    args = TrainingArguments("out", learning_rate=0.001)
+    Trainer(model_init=model_init, args=args)
+    """
+    assert codes(src, "TL503") == ["TL503"]
+
+
+# ---------------------------------------------------------------------------------------------
+# TL504 / TL505
+
+
+def test_tl504_trainer_optimizers_and_deepcopy():
+    src = """
+    import copy
+    import torch
+    from transformers import AutoModelForSequenceClassification, Trainer
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5)
+    model = copy.deepcopy(model)
+    trainer = Trainer(model=model, args=args, optimizers=(optimizer, None))
+    """
+    assert codes(src, "TL504") == ["TL504"]
+
+
+def test_tl504_quiet_when_rebuilt_per_fold_or_reloaded_after_training():
+    folds = """
+    import torch
+    from transformers import AutoModelForSequenceClassification
+    for fold in range(5):
+        model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5)
+        for batch in loaders[fold]:
+            model(**batch).loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    """
+    reload = """
+    import torch
+    from transformers import AutoModelForSequenceClassification
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5)
+    for batch in loader:
+        model(**batch).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    model.save_pretrained("best")
+    model = AutoModelForSequenceClassification.from_pretrained("best")
+    print(model(**test_batch).logits)
+    """
+    compiled = """
+    import torch
+    model = Net()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model = torch.compile(model)
+    for x, y in loader:
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    """
+    for src in (folds, reload, compiled):
+        assert codes(src, "TL504") == [], src
+
+
+def test_tl505_no_cuda_and_bf16_on_cpu():
+    assert codes('from transformers import TrainingArguments\nTrainingArguments("o", no_cuda=True, fp16=True)\n',
+                 "TL505") == ["TL505"]
+    assert codes('from transformers import TrainingArguments\nTrainingArguments("o", use_cpu=True, bf16=True)\n',
+                 "TL505") == []
+    assert codes('from transformers import TrainingArguments\nTrainingArguments("o", use_cpu=False, fp16=True)\n',
+                 "TL505") == []
+
+
+# ---------------------------------------------------------------------------------------------
+# TL602 / TL603 / TL604
+
+
+def test_tl602_paths():
+    def run(body):
+        src = ("from transformers import Trainer\ndef compute_metrics(p):\n" + textwrap.indent(body, "    ")
+               + "\nTrainer(model=model, args=args, compute_metrics=compute_metrics)\n")
+        return [f.code for f in lint_source(src, "train.py", Settings(select=["TL602"]))]
+
+    assert run("return {'a': 1}") == []
+    assert run("if p is None:\n    raise ValueError('no predictions')\nreturn {'a': 1}") == []
+    assert run("try:\n    return {'a': 1}\nexcept ValueError:\n    return {}") == []
+    assert run("for x in p:\n    return {'a': x}") == ["TL602"]
+    assert run("if p:\n    return {'a': 1}\nelse:\n    return None") == ["TL602"]
+    assert run("while True:\n    return {'a': 1}") == []
+    assert run("metrics = {'a': 1}\nprint(metrics)") == ["TL602"]
+    assert run("if p:\n    return {'a': 1}\nsys.exit(1)") == []
+
+
+def test_tl602_lambda_and_keras_callback():
+    assert codes("""
+    from transformers import Trainer
+    Trainer(model=model, args=args, compute_metrics=lambda p: {"a": 1})
+    """, "TL602") == []
+    assert codes("""
+    from transformers.keras_callbacks import KerasMetricCallback
+    def metric_fn(eval_predictions):
+        preds, labels = eval_predictions
+        print((preds.argmax(-1) == labels).mean())
+    cb = KerasMetricCallback(metric_fn=metric_fn, eval_dataset=val)
+    """, "TL602") == ["TL602"]
+
+
+def test_tl603_all_paths_return():
+    src = """
+    from transformers import Trainer
+    def prep(logits, labels):
+        if isinstance(logits, tuple):
+            return logits[0].argmax(-1)
+        else:
+            return logits.argmax(-1)
+    Trainer(model=model, args=args, preprocess_logits_for_metrics=prep)
+    """
+    assert codes(src, "TL603") == []
+
+
+def test_tl604_quiet_on_correct_use():
+    src = """
+    import numpy as np
+    from sklearn.metrics import accuracy_score, classification_report
+    from transformers import Trainer
+    trainer = Trainer(model=model, args=args)
+    predictions, labels, metrics = trainer.predict(test_ds)
+    preds = np.argmax(predictions, axis=-1)
+    print(classification_report(labels, preds))
+    out = trainer.predict(test_ds)
+    y_true = out.label_ids
+    y_pred = out.predictions.argmax(-1)
+    print(accuracy_score(out.label_ids, y_pred))
+    """
+    assert codes(src, "TL604") == []
+
+
+def test_tl604_sklearn_y_pred_and_argmax_method():
+    src = """
+    from sklearn.metrics import f1_score
+    from transformers import Trainer
+    trainer = Trainer(model=model, args=args)
+    out = trainer.predict(test_ds)
+    print(f1_score(test_labels, out[1], average="macro"))
+    """
+    assert codes(src, "TL604") == ["TL604"]
+
+
+# ---------------------------------------------------------------------------------------------
+# TL605 / TL606
+
+
+@pytest.mark.parametrize("kwargs, expected", [
+    ('eval_strategy="epoch", save_strategy="epoch"', []),
+    ('eval_strategy="steps", save_strategy="steps"', []),  # both 500
+    ('eval_strategy="steps", eval_steps=100, save_steps=1000', []),
+    ('eval_strategy="steps", logging_steps=300', ["TL605"]),  # eval_steps falls back to logging_steps
+    ('eval_strategy="epoch", save_strategy="best"', []),
+    ('', ["TL605"]),  # eval "no" (default) vs save "steps" (default)
+    ('evaluation_strategy="epoch", save_strategy="epoch"', []),
+    ('eval_strategy=IntervalStrategy.EPOCH, save_strategy="epoch"', []),
+    ('eval_strategy=IntervalStrategy.STEPS, save_strategy="epoch"', ["TL605"]),
+    ('eval_strategy=strategy, save_strategy="epoch"', []),  # unknown: quiet
+    ('eval_strategy="steps", eval_steps=0.1, save_steps=0.2', []),
+    ('eval_strategy="steps", eval_steps=0.1, save_steps=500', ["TL605"]),
+])
+def test_tl605_strategies(kwargs, expected):
+    sep = ", " if kwargs else ""
+    src = f"from transformers import TrainingArguments, IntervalStrategy\n" \
+          f"TrainingArguments('out', load_best_model_at_end=True{sep}{kwargs})\n"
+    assert codes(src, "TL605") == expected
+
+
+def test_tl605_needs_load_best():
+    assert codes('from transformers import TrainingArguments\nTrainingArguments("o", eval_strategy="epoch")\n',
+                 "TL605") == []
+
+
+def test_tl606_keys_through_a_result_dict_and_evaluate():
+    base = """
+    import evaluate
+    import numpy as np
+    from transformers import Trainer, TrainingArguments
+    accuracy = evaluate.load("accuracy")
+    def compute_metrics(p):
+        preds = np.argmax(p.predictions, -1)
+        result = accuracy.compute(predictions=preds, references=p.label_ids)
+        result["f1"] = 0.5
+        return result
+    args = TrainingArguments("out", metric_for_best_model="{metric}")
+    Trainer(model=model, args=args, compute_metrics=compute_metrics)
+    """
+    assert codes(base.replace("{metric}", "accuracy"), "TL606") == []
+    assert codes(base.replace("{metric}", "eval_f1"), "TL606") == []
+    assert codes(base.replace("{metric}", "loss"), "TL606") == []
+    assert codes(base.replace("{metric}", "precision"), "TL606") == ["TL606"]
+
+
+def test_tl606_quiet_when_keys_unknown_or_several_eval_sets():
+    unknown = """
+    from transformers import Trainer, TrainingArguments
+    def compute_metrics(p):
+        return {k: round(v, 4) for k, v in metric.compute(predictions=p[0], references=p[1]).items()}
+    args = TrainingArguments("out", metric_for_best_model="f1")
+    Trainer(model=model, args=args, compute_metrics=compute_metrics)
+    """
+    several = """
+    from transformers import Trainer, TrainingArguments
+    def compute_metrics(p):
+        return {"accuracy": 1.0}
+    args = TrainingArguments("out", metric_for_best_model="matched_accuracy")
+    Trainer(model=model, args=args, compute_metrics=compute_metrics,
+            eval_dataset={"matched": a, "mismatched": b})
+    """
+    for src in (unknown, several):
+        assert codes(src, "TL606") == [], src
+
+
+# ---------------------------------------------------------------------------------------------
+# Training loops: TL701–TL705
+
+NO_TRAINER = """
+import torch
+from accelerate import Accelerator
+from transformers import AutoModelForSequenceClassification, get_scheduler
+
+accelerator = Accelerator(gradient_accumulation_steps=4)
+model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+no_decay = ["bias", "LayerNorm.weight"]
+groups = [
+    {"params": [p for n, p in model.named_parameters() if not any(nd in n for nd in no_decay)], "weight_decay": 0.01},
+    {"params": [p for n, p in model.named_parameters() if any(nd in n for nd in no_decay)], "weight_decay": 0.0},
+]
+optimizer = torch.optim.AdamW(groups, lr=5e-5)
+lr_scheduler = get_scheduler("linear", optimizer=optimizer, num_warmup_steps=0, num_training_steps=1000)
+model, optimizer, train_dataloader, eval_dataloader, lr_scheduler = accelerator.prepare(
+    model, optimizer, train_dataloader, eval_dataloader, lr_scheduler
+)
+for epoch in range(3):
+    model.train()
+    total_loss = 0
+    for step, batch in enumerate(train_dataloader):
+        with accelerator.accumulate(model):
+            outputs = model(**batch)
+            loss = outputs.loss
+            total_loss += loss.detach().float()
+            accelerator.backward(loss)
+            optimizer.step()
+            lr_scheduler.step()
+            optimizer.zero_grad()
+    model.eval()
+    for step, batch in enumerate(eval_dataloader):
+        with torch.no_grad():
+            outputs = model(**batch)
+        predictions = outputs.logits.argmax(dim=-1)
+"""
+
+
+def test_accelerate_no_trainer_loop_is_clean():
+    assert [c for c in codes(NO_TRAINER, "ALL") if c.startswith(("TL5", "TL6", "TL7", "TL8"))] == []
+
+
+def test_tl701_amp_scaler_and_epoch_level_zero_grad():
+    src = """
+    import torch
+    scaler = torch.cuda.amp.GradScaler()
+    for epoch in range(3):
+        optimizer.zero_grad()
+        for batch in loader:
+            with torch.autocast("cuda"):
+                loss = model(**batch).loss
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+    """
+    assert codes(src, "TL701") == ["TL701"]
+
+
+def test_tl701_quiet_with_model_zero_grad_grad_none_and_lbfgs_closure():
+    model_zero = """
+    import torch
+    for batch in loader:
+        model.zero_grad()
+        loss = model(**batch).loss
+        loss.backward()
+        optimizer.step()
+    """
+    grad_none = """
+    import torch
+    for batch in loader:
+        loss = model(**batch).loss
+        loss.backward()
+        optimizer.step()
+        for p in model.parameters():
+            p.grad = None
+    """
+    lbfgs = """
+    import torch
+    optimizer = torch.optim.LBFGS(model.parameters())
+    for x, y in loader:
+        def closure():
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            return loss
+        optimizer.step(closure)
+    """
+    deepspeed = """
+    import torch
+    for batch in loader:
+        loss = model_engine(batch)
+        model_engine.backward(loss)
+        model_engine.step()
+    """
+    for src in (model_zero, grad_none, lbfgs, deepspeed):
+        assert codes(src, "TL701") == [], src
+
+
+def test_tl702_eval_in_epoch_loop_without_train():
+    src = """
+    import torch
+    model.train()
+    for epoch in range(3):
+        for batch in train_loader:
+            model(**batch).loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        model.eval()
+        with torch.no_grad():
+            for batch in eval_loader:
+                model(**batch)
+    """
+    assert codes(src, "TL702") == ["TL702"]
+
+
+def test_tl702_quiet_for_separate_evaluate_function_and_inference_mode():
+    src = """
+    import torch
+
+    @torch.no_grad()
+    def evaluate(model, loader):
+        model.eval()
+        for batch in loader:
+            model(**batch)
+
+    def train(model, loader, optimizer):
+        model.train()
+        for batch in loader:
+            model(**batch).loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        model.eval()
+        with torch.inference_mode():
+            for batch in val_loader:
+                model(**batch)
+    """
+    assert codes(src, "TL702") == []
+
+
+def test_tl702_backward_outside_no_grad_is_fine():
+    src = """
+    import torch
+    loss = model(**batch).loss
+    with torch.no_grad():
+        loss.backward()
+    """
+    assert codes(src, "TL702") == []
+
+
+def test_tl703_variants():
+    scaled = """
+    import torch
+    for batch in loader:
+        loss = model(**batch).loss / 4
+        loss.backward()
+        running += loss * 4
+    """
+    item = """
+    import torch
+    for batch in loader:
+        loss = model(**batch).loss
+        loss.backward()
+        running += loss.item()
+    """
+    eval_sum = """
+    import torch
+    with torch.no_grad():
+        for batch in loader:
+            loss = model(**batch).loss
+            total += loss
+    """
+    assert codes(scaled, "TL703") == ["TL703"]
+    assert codes(item, "TL703") == []
+    assert codes(eval_sum, "TL703") == []
+
+
+def test_tl704_quiet_for_per_epoch_scheduler_after_the_batch_loop_and_plateau():
+    src = """
+    import torch
+    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer)
+    sched2 = torch.optim.lr_scheduler.StepLR(optimizer, 10)
+    for epoch in range(10):
+        scheduler.step(val_loss)
+        for batch in loader:
+            model(**batch).loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        sched2.step()
+    """
+    assert codes(src, "TL704") == []
+
+
+def test_tl705_only_when_selected_and_not_inside_modules():
+    src = """
+    import torch
+    out = model.forward(x)
+    """
+    assert codes(src) == []
+    assert codes(src, "TL705") == ["TL705"]
+    assert codes("import torch\nclass M(torch.nn.Module):\n    def f(self, x):\n        return self.inner.forward(x)\n",
+                 "TL705") == []
+
+
+# ---------------------------------------------------------------------------------------------
+# API compatibility: TL807–TL809
+
+
+TF_SCRIPT = """
+from transformers import TFAutoModelForSequenceClassification
+model = TFAutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+"""
+
+
+def test_tl807_targets_and_pins():
+    assert codes(TF_SCRIPT, "TL807", target_versions={"transformers": "5.0"}) == ["TL807"]
+    assert codes(TF_SCRIPT, "TL807", target_versions={"transformers": "4.46"}) == []
+    pinned = "# requirements: transformers==4.46.3, tensorflow<2.16\n" + TF_SCRIPT
+    assert codes(pinned, "TL807", target_versions={"transformers": "5.0"}) == []
+    notebook = '# pip install "transformers<5" tf-keras\n'
+    assert codes(notebook + TF_SCRIPT, "TL807", target_versions={"transformers": "5.1"}) == []
+
+
+def test_tl807_attribute_and_tf_module():
+    src = "import transformers\nm = transformers.TFBertModel.from_pretrained('bert-base-cased')\n"
+    assert codes(src, "TL807", target_versions={"transformers": "5.0"}) == ["TL807"]
+    src = "from transformers.keras_callbacks import KerasMetricCallback\n"
+    assert codes(src, "TL807", target_versions={"transformers": "5.0"}) == ["TL807"]
+    src = "from transformers import TFTrainer\n"  # TL803's
+    assert codes(src, "TL807", target_versions={"transformers": "5.0"}) == []
+
+
+def test_tl808_keras_version_decides():
+    src = """
+    import tensorflow as tf
+    from transformers import TFAutoModelForSequenceClassification
+    model = TFAutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+    opt = tf.keras.optimizers.Adam(learning_rate=3e-5)
+    model.compile(optimizer=opt)
+    """
+    assert codes(src, "TL808", target_versions={"keras": "3.6"}) == ["TL808"]
+    assert codes(src, "TL808", target_versions={"keras": "2.15"}) == []
+    legacy = 'import os\nos.environ["TF_USE_LEGACY_KERAS"] = "1"\n' + textwrap.dedent(src)
+    assert codes(legacy, "TL808", target_versions={"keras": "3.6"}) == []
+    tf_keras = textwrap.dedent(src).replace("tf.keras.optimizers.Adam", "tf_keras.optimizers.Adam").replace(
+        "import tensorflow as tf", "import tf_keras")
+    assert codes(tf_keras, "TL808", target_versions={"keras": "3.6"}) == []
+
+
+def test_tl809_versions_and_classes():
+    src = 'from transformers import BertTokenizerFast\ntok = BertTokenizerFast(vocab_file="v.txt")\n'
+    assert codes(src, "TL809", target_versions={"transformers": "5.0"}) == ["TL809"]
+    assert codes(src, "TL809", target_versions={"transformers": "4.57"}) == []
+    ok = 'from transformers import XLMTokenizer\ntok = XLMTokenizer(vocab_file="v.json", merges_file="m.txt")\n'
+    assert codes(ok, "TL809", target_versions={"transformers": "5.0"}) == []
+    loaded = 'from transformers import BertTokenizer\ntok = BertTokenizer.from_pretrained("d", vocab_file="v.txt")\n'
+    assert codes(loaded, "TL809", target_versions={"transformers": "5.0"}) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Precision on the correct corpus and the fixed course scripts
+
+
+def test_correct_corpus_has_no_findings_from_these_rules():
+    files = sorted((ROOT / "tests" / "data" / "correct").glob("*.py")) + sorted((ROOT / "examples").glob("*_fixed.py"))
+    assert files
+    noisy = {}
+    for f in files:
+        found = [x.code for x in lint_source(f.read_text(), str(f), Settings()) if x.code in CODES]
+        if found:
+            noisy[f.name] = found
+    assert noisy == {}
