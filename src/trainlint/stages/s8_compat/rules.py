@@ -284,7 +284,20 @@ class MetricLoadedAsDataset(Rule):
             f"`{load}` loads a metric, not a dataset, but it is used as one (`{self.ctx.code(use)}`): "
             "the script fails with an AttributeError or a KeyError",
             hint=f"load the data with `datasets.load_dataset({args})`",
+            fix=self._fix(v.call),
         )
+
+    def _fix(self, call: cst.Call):
+        """`evaluate.load("glue", "mnli")` → `load_dataset("glue", "mnli")` (unsafe: the author may have meant
+        another dataset). Positional arguments only: the keywords of the two functions differ."""
+        if self.ctx.facts.callee(call) != "evaluate.load" or any(a.keyword is not None or a.star for a in call.args):
+            return None
+        got = codemod.ensure_name(self.ctx, "datasets.load_dataset", "from datasets import load_dataset", "load_dataset")
+        if got is None:
+            return None
+        func, add = got
+        return self.ctx.fix(Applicability.UNSAFE, f"Load the data with `{func}(...)`",
+                            self.ctx.replace(call.func, func), *([add] if add is not None else []))
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _DATASET_METHODS:
