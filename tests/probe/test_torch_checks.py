@@ -228,3 +228,23 @@ def test_overfit_classifies_the_curve(torch_stack, tmp_path):
     assert any("--overfit 25" in n for n in h.notes)
     assert any("step 1" in d for d in h.details)  # the plot
     assert "TL706" in h.checked_codes or "TL706" in h.codes()
+
+
+def test_raw_text_with_a_tokenizing_collator_is_not_raw(torch_stack, tmp_path):
+    import torch
+    from datasets import Dataset
+
+    raw = Dataset.from_dict({"text": [f"sentence {i}" for i in range(16)], "label": [i % 3 for i in range(16)]})
+
+    def collate(rows):  # tokenizes on the fly, as some scripts do
+        ids = torch.tensor([[2] + [5 + len(r["text"]) % 40] * 6 + [3] for r in rows])
+        return {"input_ids": ids, "labels": torch.tensor([r["label"] for r in rows])}
+
+    h = run(trainer(tmp_path, train=raw, data_collator=collate, remove_unused_columns=False))
+    assert "TL101" not in h.codes() and "TL101" in h.checked_codes, h.findings
+
+    def passthrough(rows):
+        return {"labels": torch.tensor([r["label"] for r in rows])}
+
+    h = run(trainer(tmp_path, train=raw, data_collator=passthrough, remove_unused_columns=False))
+    assert h.codes() == ["TL101"] and "batch keys ['labels']" in h.evidence("TL101")

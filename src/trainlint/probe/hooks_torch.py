@@ -152,6 +152,8 @@ class PipelineState:
         self.loss: Any = None
         self.optimizer: Any = None
         self.label_counts: dict | None = None
+        self.main_input = "input_ids"
+        self.raw_check_in_batch = False  # TL101 decided on the batch (remove_unused_columns=False)
 
 
 def probe_trainer(h: types.ModuleType, trainer: Any, method: str, line: int | None) -> None:

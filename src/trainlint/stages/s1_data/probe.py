@@ -160,12 +160,20 @@ def label_counts(h: Any, ds: Any, column: str) -> tuple[Counter | None, str]:
     """Counts over the whole label column: the column recorded before the probe's row cut when the
     Trainer's dataset came from it (its values are a subset), else the dataset's own column."""
     own = _arrow_counts(ds, column)
+    sampled = ""
     if own is None:
         try:
-            values = ds[column] if hasattr(ds, "column_names") else [ds[i][column] for i in range(min(len(ds), 5000))]
+            if hasattr(ds, "column_names"):
+                values = ds[column]
+            else:  # a torch Dataset: __getitem__ may load images; look at a few rows only
+                n = min(len(ds), 256)
+                values = [ds[i][column] for i in range(n)]
+                sampled = f"first {n} rows of the Trainer's train_dataset"
             own = Counter(v.item() if hasattr(v, "item") else v for v in values)
         except Exception:  # noqa: BLE001
             return None, ""
+    if any(isinstance(v, (list, dict)) for v in own):
+        return None, ""
     recorded = h.state.get("full_labels", {})
     for col in (column, *LABEL_COLUMNS):
         entry = recorded.get(col)
@@ -174,7 +182,7 @@ def label_counts(h: Any, ds: Any, column: str) -> tuple[Counter | None, str]:
                 f"whole label column, {entry['rows']} rows of {', '.join(entry['sources'][:3])} "
                 "(read before the probe's row cut)"
             )
-    return own, f"whole label column of the Trainer's train_dataset, {sum(own.values())} rows"
+    return own, sampled or f"whole label column of the Trainer's train_dataset, {sum(own.values())} rows"
 
 
 def format_counts(counts: Counter, limit: int = 12) -> str:
@@ -202,9 +210,15 @@ def check_trainer_data(h: Any, st: Any) -> None:
     main_input = getattr(model, "main_input_name", "input_ids") or "input_ids"
     if columns is not None:
         h.detail(f"train_dataset: {type(ds).__name__}, {len(ds) if hasattr(ds, '__len__') else '?'} rows, columns {columns}")
-    # TL101: raw data in the Trainer.
-    if columns is not None and main_input not in columns and "inputs_embeds" not in columns:
-        accepted, _ = forward_arguments(model)
+    # TL101: raw data in the Trainer. With remove_unused_columns=False a custom collator may tokenize
+    # on the fly: then the batching stage decides (is the model input in the batch?).
+    st.main_input = main_input
+    accepted, any_kw = forward_arguments(model)
+    if accepted and main_input not in accepted and not any_kw:
+        h.note(f"{type(model).__name__}.forward takes no `{main_input}`: the raw-dataset check is skipped")
+    elif not getattr(trainer.args, "remove_unused_columns", True):
+        st.raw_check_in_batch = True
+    elif columns is not None and main_input not in columns and "inputs_embeds" not in columns:
         try:
             first = ds[0]
             row = ", ".join(f"{k}: {_short(v, 60)}" for k, v in list(dict(first).items())[:4])
@@ -225,7 +239,8 @@ def check_trainer_data(h: Any, st: Any) -> None:
         if row:
             h.detail(f"train example 0 (raw): {{{row}}}")
         return
-    h.checked("TL101")
+    else:
+        h.checked("TL101")
     # One decoded example.
     h.guarded("decoded example", _decoded_example, h, trainer, ds, main_input, columns)
     # TL106 / TL301: label range over the whole column.

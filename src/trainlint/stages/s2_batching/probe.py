@@ -134,6 +134,19 @@ def check_train_batch(h: Any, st: Any) -> None:
         return
     h.checked("TL201", "TL202")
     st.batch = batch
+    if st.raw_check_in_batch:
+        keys = list(dict(batch))
+        if main_input not in keys and "inputs_embeds" not in keys:
+            h.finding(
+                "TL101",
+                f"one training batch has no `{main_input}`: the Trainer's dataset is not tokenized and the "
+                "collator does not tokenize it",
+                evidence=f"batch keys {keys}; {type(model).__name__}.forward needs `{main_input}`",
+                line=st.line,
+            )
+            st.stop = True
+            return
+        h.checked("TL101")
     shapes = {k: (tuple(v.shape) if hasattr(v, "shape") else type(v).__name__) for k, v in dict(batch).items()}
     h.detail(f"one training batch: {shapes}")
     # TL207: keys forward() does not accept.

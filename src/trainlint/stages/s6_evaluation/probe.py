@@ -107,7 +107,8 @@ def check_trainer_eval(h: Any, st: Any) -> None:
     main_input = getattr(model, "main_input_name", "input_ids") or "input_ids"
     ds = trainer.eval_dataset[eval_ds] if isinstance(eval_ds, str) else trainer.eval_dataset
     columns = getattr(ds, "column_names", None)
-    if isinstance(columns, list) and main_input not in columns and "inputs_embeds" not in columns:
+    removes = getattr(trainer.args, "remove_unused_columns", True)
+    if removes and isinstance(columns, list) and main_input not in columns and "inputs_embeds" not in columns:
         h.finding(
             "TL101",
             f"the Trainer's eval_dataset has no `{main_input}` column: it holds raw data "
