@@ -595,3 +595,169 @@ def test_tl105_quiet_with_set_seed_or_single_process():
     """
     for src in (seeded, single, with_seed):
         assert "TL105" not in codes(src, select="TL105")
+
+
+# ---------------------------------------------------------------------------------------------
+# TL202 unpaddable-columns
+
+TL202_BASE = """
+from datasets import load_dataset
+from transformers import AutoModelForSequenceClassification, AutoTokenizer, DataCollatorWithPadding, Trainer, TrainingArguments
+raw = load_dataset("glue", "sst2")
+tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+tokenized = raw.map(lambda b: tokenizer(b["sentence"], truncation=True), batched=True{remove})
+model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=2)
+args = TrainingArguments("out", remove_unused_columns={ruc})
+trainer = Trainer(model=model, args=args, train_dataset=tokenized["train"], {coll})
+"""
+
+
+def test_tl202_default_collator_from_processing_class():
+    src = TL202_BASE.format(remove="", ruc="False", coll="processing_class=tokenizer")
+    [f] = lint(src, select="TL202")
+    assert "'sentence'" in f.message and "the default `DataCollatorWithPadding`" in f.message
+
+
+def test_tl202_quiet_when_removed_or_kept_by_default():
+    for remove, ruc, coll in (
+        (', remove_columns=["sentence", "idx"]', "False", "data_collator=DataCollatorWithPadding(tokenizer)"),
+        ("", "True", "data_collator=DataCollatorWithPadding(tokenizer)"),
+        ("", "False", "data_collator=default_collate"),
+    ):
+        src = TL202_BASE.format(remove=remove, ruc=ruc, coll=coll)
+        assert "TL202" not in codes(src, select="ALL"), (remove, ruc, coll)
+
+
+def test_tl202_custom_collator_class_reads_dropped_column():
+    src = """
+    import torch
+    from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
+    class Collator:
+        def __init__(self, tokenizer):
+            self.tokenizer = tokenizer
+        def __call__(self, features):
+            texts = [f["text"] for f in features]
+            batch = self.tokenizer(texts, padding=True, return_tensors="pt")
+            batch["labels"] = torch.tensor([f["label"] for f in features])
+            return batch
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=2)
+    trainer = Trainer(model=model, args=TrainingArguments("out"), train_dataset=train, data_collator=Collator(tok))
+    """
+    [f] = lint(src, select="TL202")
+    assert "KeyError: 'text'" in f.message
+
+
+def test_tl202_custom_collator_quiet_when_kept_or_model_inputs_only():
+    src = """
+    import torch
+    from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
+    def collate(batch):
+        return {"input_ids": torch.stack([b["input_ids"] for b in batch]), "labels": torch.tensor([b["label"] for b in batch])}
+    def collate_text(batch):
+        return tok([b["text"] for b in batch], return_tensors="pt")
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=2)
+    Trainer(model=model, args=TrainingArguments("out"), train_dataset=train, data_collator=collate)
+    Trainer(model=model, args=TrainingArguments("out", remove_unused_columns=False), train_dataset=train,
+            data_collator=collate_text)
+    """
+    assert "TL202" not in codes(src, select="ALL")
+
+
+# ---------------------------------------------------------------------------------------------
+# TL203 / TL204 (off by default)
+
+LOADERS = """
+import torch
+from torch.utils.data import DataLoader, DistributedSampler
+train_loader = DataLoader(train_dataset, batch_size=32)
+train_loader2 = DataLoader(tokenized["train"], batch_size=32, shuffle=False)
+ok_train = DataLoader(train_dataset, batch_size=32, shuffle=True)
+ok_sampler = DataLoader(train_dataset, sampler=DistributedSampler(train_dataset))
+eval_loader = DataLoader(eval_dataset, batch_size=64, shuffle=True)
+ok_eval = DataLoader(eval_dataset, batch_size=64)
+test_loader = DataLoader(tokenized["test"], 64, True)
+"""
+
+
+def test_tl203_tl204_off_by_default():
+    assert not {"TL203", "TL204"} & set(codes(LOADERS))
+
+
+def test_tl203_tl204_selected():
+    found = lint(LOADERS, select="TL20")
+    assert [(f.code, f.start.row) for f in found if f.code in ("TL203", "TL204")] == [
+        ("TL203", 4), ("TL203", 5), ("TL204", 8), ("TL204", 10)]
+
+
+# ---------------------------------------------------------------------------------------------
+# TL205 tf-dataset-no-attention-mask
+
+TL205_BASE = """
+from datasets import load_dataset
+from transformers import AutoTokenizer, DataCollatorWithPadding, TFAutoModelForSequenceClassification
+raw = load_dataset("glue", "sst2")
+tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+tokenized = raw.map(lambda b: tokenizer(b["sentence"], truncation=True{pad}), batched=True)
+train_set = tokenized["train"].to_tf_dataset(columns={cols}, label_cols="label", batch_size=16{coll})
+model = {model}
+model.compile(optimizer="adam")
+model.fit(train_set)
+"""
+TF_MODEL = 'TFAutoModelForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=2)'
+
+
+def test_tl205_max_length_padding_without_collator():
+    src = TL205_BASE.format(pad=', padding="max_length"', cols='["input_ids"]', coll="", model=TF_MODEL)
+    [f] = lint(src, select="TL205")
+    assert "padding=\"max_length\"" in f.message and "'attention_mask'" in f.hint
+
+
+def test_tl205_quiet_variants():
+    variants = [
+        # mask kept
+        dict(pad="", cols='["input_ids", "attention_mask"]', coll=", collate_fn=DataCollatorWithPadding(tokenizer, return_tensors='np')", model=TF_MODEL),
+        # no padding at all (the default collator would fail differently)
+        dict(pad="", cols='["input_ids"]', coll="", model=TF_MODEL),
+        # a plain Keras model that masks itself (mask_zero=True)
+        dict(pad=', padding="max_length"', cols='["input_ids"]', coll="", model="tf.keras.Sequential([tf.keras.layers.Embedding(30522, 64, mask_zero=True)])"),
+    ]
+    for v in variants:
+        src = "import tensorflow as tf\n" + TL205_BASE.format(**v)
+        assert "TL205" not in codes(src, select="ALL"), v
+
+
+# ---------------------------------------------------------------------------------------------
+# TL206 batchencoding-to-fit
+
+
+def test_tl206_functional_model_fit_and_validation_data_with_fix():
+    src = """
+    import tensorflow as tf
+    from transformers import AutoTokenizer, TFAutoModel
+    tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+    bert = TFAutoModel.from_pretrained("bert-base-uncased")
+    ids = tf.keras.Input(shape=(128,), dtype="int32", name="input_ids")
+    mask = tf.keras.Input(shape=(128,), dtype="int32", name="attention_mask")
+    out = tf.keras.layers.Dense(2)(bert(ids, attention_mask=mask).pooler_output)
+    model = tf.keras.Model(inputs={"input_ids": ids, "attention_mask": mask}, outputs=out)
+    train_enc = tokenizer(train_texts, padding="max_length", max_length=128, truncation=True, return_tensors="tf")
+    val_enc = tokenizer(val_texts, padding="max_length", max_length=128, truncation=True, return_tensors="tf")
+    model.fit(train_enc, train_labels, validation_data=(val_enc, val_labels), epochs=2)
+    """
+    found = lint(src, select="TL206")
+    assert len(found) == 2
+    assert found[0].fix.edits[0].content == "dict(train_enc)"
+
+
+def test_tl206_quiet_for_dict_and_transformers_models():
+    src = """
+    import tensorflow as tf
+    from transformers import AutoTokenizer, TFAutoModelForSequenceClassification
+    tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+    model = TFAutoModelForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=2)
+    enc = tokenizer(texts, padding=True, return_tensors="tf")
+    model.fit(enc, labels)
+    keras_model = tf.keras.Model(inputs=inp, outputs=out)
+    keras_model.fit(dict(enc), labels)
+    """
+    assert "TL206" not in codes(src, select="ALL")

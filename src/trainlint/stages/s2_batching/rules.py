@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from trainlint.facts import UNKNOWN, DatasetValue, argument, given, has_star_kwargs
@@ -111,3 +113,377 @@ class BatchKeysNotInForward(Rule):
     name = "batch-keys-not-in-forward"
     severity = Severity.ERROR
     probe = "Compares the keys of one real batch with the signature of `model.forward`."
+
+
+# ---------------------------------------------------------------------------------------------
+# Catalog breadth (issue 6): TL202–TL206.
+
+#: collators that pad every feature they get (through `tokenizer.pad`): strings break them
+_PADDING_COLLATORS = frozenset({
+    "transformers.DataCollatorWithPadding", "transformers.DataCollatorForSeq2Seq",
+    "transformers.DataCollatorForTokenClassification", "transformers.DataCollatorForLanguageModeling",
+})
+#: columns of the known hub datasets that hold numbers, not strings
+_NUMERIC_COLUMNS = frozenset({"label", "labels", "idx", "pos_tags", "chunk_tags", "ner_tags", "start1", "start2",
+                              "end1", "end2", "coarse_label", "fine_label"})
+#: arguments of the `forward` of transformers models (and the label names the Trainer keeps)
+_FORWARD_ARGS = frozenset({
+    "input_ids", "attention_mask", "token_type_ids", "position_ids", "head_mask", "inputs_embeds", "labels",
+    "label", "label_ids", "output_attentions", "output_hidden_states", "return_dict", "pixel_values",
+    "pixel_mask", "decoder_input_ids", "decoder_attention_mask", "decoder_inputs_embeds", "start_positions",
+    "end_positions", "input_values", "input_features", "past_key_values", "use_cache", "encoder_outputs",
+    "bbox", "image", "cache_position", "decoder_head_mask", "cross_attn_head_mask", "logits_to_keep",
+    "visual_feats", "visual_pos", "image_grid_thw", "pixel_values_videos",
+})
+
+
+def _training_arguments(facts, trainer: cst.Call) -> cst.Call | None:
+    """The `TrainingArguments(...)` call given to a Trainer (directly or through a name)."""
+    expr = argument(trainer, "args", 1)
+    if isinstance(expr, cst.Name):
+        b = facts.lookup(expr.value, trainer)
+        expr = b.value if b is not None else None
+    if isinstance(expr, cst.Call) and (facts.callee(expr) or "").rsplit(".", 1)[-1] in (
+            "TrainingArguments", "Seq2SeqTrainingArguments"):
+        return expr
+    return None
+
+
+def _bound_call(facts, expr, at) -> cst.Call | None:
+    if isinstance(expr, cst.Name):
+        b = facts.lookup(expr.value, at)
+        return b.value if b is not None and isinstance(b.value, cst.Call) else None
+    return expr if isinstance(expr, cst.Call) else None
+
+
+@register
+class UnpaddableColumns(Rule):
+    """String columns reach a padding collator (`remove_unused_columns=False`), or a custom collator reads
+    columns that `remove_unused_columns=True` has dropped."""
+
+    code = "TL202"
+    name = "unpaddable-columns"
+    severity = Severity.ERROR
+    probe = ("Forms one batch with `trainer.get_train_dataloader()`; a collation failure with string columns "
+             "reaching the collator confirms it.")
+    triggers = ("Trainer",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        if not facts.is_trainer_class(node.func, node) or has_star_kwargs(node):
+            return
+        targs = _training_arguments(facts, node)
+        if targs is None or has_star_kwargs(targs):
+            return
+        ruc = keyword(targs, "remove_unused_columns")
+        keep_all = ruc is not None and facts.constant(ruc.value, targs) is False
+        if ruc is not None and not keep_all and facts.constant(ruc.value, targs) is not True:
+            return
+        collator_expr = argument(node, "data_collator", 2)
+        if keep_all:
+            self._strings_to_padding(node, collator_expr)
+        else:
+            self._custom_collator(node, targs, collator_expr)
+
+    def _strings_to_padding(self, node: cst.Call, collator_expr) -> None:
+        facts = self.ctx.facts
+        if collator_expr is None:
+            tok = argument(node, "processing_class", 5) or argument(node, "tokenizer")
+            if tok is None:
+                return
+            collator = "the default `DataCollatorWithPadding`"
+        else:
+            call = _bound_call(facts, collator_expr, node)
+            if call is None or facts.callee(call) not in _PADDING_COLLATORS:
+                return
+            collator = f"`{facts.callee(call).rsplit('.', 1)[-1]}`"
+        from trainlint.stages.s1_data.rules import dataset_chain
+
+        expr = argument(node, "train_dataset", 3)
+        chain = dataset_chain(facts, expr, node)
+        if chain is None:
+            return
+        load, steps = chain
+        value = facts.value_of(expr, node)
+        if not isinstance(value, DatasetValue) or not value.tokenized or value.info is None:
+            return
+        for s in steps:
+            if s.kind == "index":
+                return
+            if s.kind == "method" and (s.name in ("remove_columns", "select_columns", "set_format", "with_format",
+                                                   "rename_column", "rename_columns", "flatten")
+                                       or keyword(s.node, "remove_columns") is not None
+                                       or keyword(s.node, "input_columns") is not None):
+                return
+            if s.kind == "method" and s.name == "map" and has_star_kwargs(s.node):
+                return
+        strings = [c for c in value.info.columns if c not in _NUMERIC_COLUMNS and c != value.info.label_column]
+        if not strings:
+            return
+        self.report(
+            expr,
+            f"`remove_unused_columns=False` keeps the string column{'s' if len(strings) > 1 else ''} "
+            f"{', '.join(repr(c) for c in strings)} of {value.info.display} in `{self.ctx.code(expr)}`, and "
+            f"{collator} tries to pad them: the first batch fails with \"ValueError: Unable to create tensor, you "
+            f"should probably activate truncation and/or padding ... Perhaps your features (`{strings[0]}` in this "
+            "case) have excessive nesting\"",
+            hint=f"drop them when tokenizing: `.map(..., remove_columns={list(strings)!r})` (or keep "
+            "`remove_unused_columns=True`)",
+        )
+
+    def _custom_collator(self, node: cst.Call, targs: cst.Call, collator_expr) -> None:
+        facts = self.ctx.facts
+        if collator_expr is None:
+            return
+        model = facts.value_of(argument(node, "model", 0), node)
+        if not (isinstance(model, ModelValue) and model.transformers and model.pretrained):
+            return
+        fn = self._collator_function(collator_expr, node)
+        if fn is None:
+            return
+        kept = set(_FORWARD_ARGS)
+        ln = keyword(targs, "label_names")
+        if ln is not None:
+            names = facts.constant(ln.value, targs)
+            if not isinstance(names, list):
+                return
+            kept |= {n for n in names if isinstance(n, str)}
+        for sub, key in _example_reads(fn):
+            if key not in kept:
+                self.report(
+                    sub,
+                    f"the data collator reads the column {key!r}, but the Trainer first drops every column that "
+                    f"`{model.cls}.forward` does not take (`remove_unused_columns=True` by default): the first batch "
+                    f"fails with \"KeyError: {key!r}\"",
+                    hint="pass `TrainingArguments(..., remove_unused_columns=False)` (and drop the columns the model "
+                    "does not take inside the collator)",
+                )
+                return
+
+    def _collator_function(self, expr, at) -> cst.FunctionDef | cst.Lambda | None:
+        facts = self.ctx.facts
+        fn = facts.function_def(expr, at)
+        if fn is not None:
+            return fn
+        call = _bound_call(facts, expr, at)
+        if call is None or not isinstance(call.func, cst.Name):
+            return None
+        b = facts.lookup(call.func.value, at)
+        if b is None or not isinstance(b.value, cst.ClassDef):
+            return None
+        for stmt in b.value.body.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__call__":
+                return stmt
+        return None
+
+
+def _example_reads(fn) -> list[tuple[cst.Subscript, str]]:
+    """`f["key"]` reads where `f` iterates the collator's list of examples (its first parameter, after
+    `self`)."""
+    params = [p.name.value for p in fn.params.params] if fn.params else []
+    if params and params[0] == "self":
+        params = params[1:]
+    if not params:
+        return []
+    batch = params[0]
+    loop_vars: set[str] = set()
+    for node in iter_nodes(fn.body, (cst.CompFor, cst.For)):
+        it = node.iter
+        if isinstance(it, cst.Name) and it.value == batch and isinstance(node.target, cst.Name):
+            loop_vars.add(node.target.value)
+    out = []
+    for sub in iter_nodes(fn.body, (cst.Subscript,)):
+        if (isinstance(sub.value, cst.Name) and sub.value.value in loop_vars and len(sub.slice) == 1
+                and isinstance(sub.slice[0].slice, cst.Index)):
+            key = literal(sub.slice[0].slice.value)
+            if isinstance(key, str):
+                out.append((sub, key))
+    return out
+
+
+_TRAIN_NAME = re.compile(r"train", re.I)
+_EVAL_NAME = re.compile(r"eval|valid|val\b|val_|_val|test|dev\b|dev_|_dev", re.I)
+
+
+def _dataloader_dataset(facts, node: cst.Call) -> cst.BaseExpression | None:
+    if facts.callee(node) != "torch.utils.data.DataLoader":
+        return None
+    return argument(node, "dataset", 0)
+
+
+@register
+class TrainLoaderNotShuffled(Rule):
+    """A training `DataLoader` without `shuffle=True` (or a sampler)."""
+
+    code = "TL203"
+    name = "train-loader-not-shuffled"
+    severity = Severity.WARNING
+    default = False
+    triggers = ("DataLoader",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        ds = _dataloader_dataset(facts, node)
+        if ds is None or has_star_kwargs(node):
+            return
+        shown = self.ctx.code(ds)
+        if not _TRAIN_NAME.search(shown) or _EVAL_NAME.search(shown):
+            return
+        if keyword(node, "sampler") is not None or keyword(node, "batch_sampler") is not None:
+            return
+        sh = argument(node, "shuffle", 2)
+        if sh is not None and facts.constant(sh, node) is not False:
+            return
+        self.report(
+            node.func,
+            f"the training loader over `{shown}` does not shuffle: every epoch sees the examples in the same "
+            "stored order — on data sorted by label or source, each batch holds one class and the loss oscillates",
+            hint="pass `shuffle=True` (or a `sampler`, e.g. `DistributedSampler`)",
+        )
+
+
+@register
+class EvalLoaderShuffled(Rule):
+    """An evaluation/test `DataLoader` with `shuffle=True`."""
+
+    code = "TL204"
+    name = "eval-loader-shuffled"
+    severity = Severity.WARNING
+    default = False
+    triggers = ("DataLoader",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        ds = _dataloader_dataset(facts, node)
+        if ds is None:
+            return
+        shown = self.ctx.code(ds)
+        if not _EVAL_NAME.search(shown) or _TRAIN_NAME.search(shown):
+            return
+        sh = argument(node, "shuffle", 2)
+        if sh is None or facts.constant(sh, node) is not True:
+            return
+        self.report(
+            sh,
+            f"the evaluation loader over `{shown}` shuffles: predictions come out in a random order, so pairing them "
+            "with the dataset's labels or ids (a submission file, an error analysis) silently mismatches them, and "
+            "results vary between runs",
+            hint="drop `shuffle=True` for evaluation and test loaders",
+        )
+
+
+@register
+class TFDatasetNoAttentionMask(Rule):
+    """`to_tf_dataset(columns=[...])` keeps `input_ids` but leaves out `attention_mask`, on padded batches
+    for a transformers model."""
+
+    code = "TL205"
+    name = "tf-dataset-no-attention-mask"
+    severity = Severity.WARNING
+    probe = "Takes one batch from the dataset given to `fit`: padded `input_ids` and no `attention_mask` confirm it."
+    triggers = ("to_tf_dataset",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "to_tf_dataset"):
+            return
+        facts = self.ctx.facts
+        value = facts.value_of(node)
+        if not isinstance(value, TFDatasetValue) or not isinstance(value.columns, list):
+            return
+        cols = value.columns
+        if "input_ids" not in cols or "attention_mask" in cols:
+            return
+        padded = self._padding(node, value)
+        if padded is None or not self._fed_to_transformers(node):
+            return
+        cols_arg = argument(node, "columns", 0)
+        self.report(
+            cols_arg,
+            f"`columns={cols!r}` leaves out `attention_mask` while the batches are padded ({padded}): the model "
+            "attends to the padding tokens, so its outputs depend on how much padding each batch has — it trains and "
+            "predicts worse, with no error",
+            hint=f"add it: `columns={cols + ['attention_mask']!r}`",
+        )
+
+    def _padding(self, node: cst.Call, value: TFDatasetValue) -> str | None:
+        facts = self.ctx.facts
+        coll = argument(node, "collate_fn")
+        if coll is not None:
+            call = _bound_call(facts, coll, node)
+            if call is not None and facts.callee(call) in _PADDING_COLLATORS:
+                return f"`collate_fn` is `{facts.callee(call).rsplit('.', 1)[-1]}`"
+            return None
+        base = value.base
+        if base is None or not base.tokenized or any(m.groups for m in base.maps):
+            return None
+        if any(m.padding == "max_length" for m in base.maps):
+            return 'tokenized with `padding="max_length"`'
+        if any(m.padding is True or m.padding == "longest" for m in base.maps):
+            return "tokenized with `padding=True`"
+        return None
+
+    def _fed_to_transformers(self, node: cst.Call) -> bool:
+        """The dataset goes to `fit`/`evaluate`/`predict` of a transformers TF model."""
+        facts = self.ctx.facts
+        for meth in ("fit", "evaluate", "predict"):
+            for call in facts.method_calls(meth):
+                m = facts.value_of(call.func.value, call)
+                if not (isinstance(m, ModelValue) and m.transformers):
+                    continue
+                for expr in (argument(call, "x", 0), argument(call, "validation_data")):
+                    v = facts.value_of(expr, call)
+                    if isinstance(v, TFDatasetValue) and v.node is node:
+                        return True
+        return False
+
+
+_KERAS_DATA_METHODS = ("fit", "predict", "evaluate", "train_on_batch", "predict_on_batch", "test_on_batch")
+
+
+@register
+class BatchEncodingToFit(Rule):
+    """A tokenizer's `BatchEncoding` passed straight to a Keras model's `fit`/`predict`/`evaluate`."""
+
+    code = "TL206"
+    name = "batchencoding-to-fit"
+    severity = Severity.ERROR
+    fix = Applicability.SAFE
+    triggers = ("fit", "predict", "evaluate")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in _KERAS_DATA_METHODS):
+            return
+        facts = self.ctx.facts
+        model = facts.value_of(func.value, node)
+        if not isinstance(model, ModelValue) or not model.qualname.startswith("keras."):
+            return  # transformers TF models convert a BatchEncoding themselves (since 4.38)
+        candidates = [argument(node, "x", 0)]
+        vd = argument(node, "validation_data")
+        if isinstance(vd, cst.Tuple) and vd.elements:
+            candidates.append(vd.elements[0].value)
+        for expr in candidates:
+            if expr is None or not self._is_encoding(expr, node):
+                continue
+            shown = self.ctx.code(expr)
+            self.report(
+                expr,
+                f"`{shown}` is the tokenizer's `BatchEncoding`, which Keras does not accept as input data: "
+                f"`{func.attr.value}` fails with \"ValueError: Unrecognized data type: x={{'input_ids': ...}} "
+                "(of type <class 'transformers.tokenization_utils_base.BatchEncoding'>)\" (tf-keras: \"Cannot "
+                'generate a hashable key for IteratorSpec")',
+                hint=f"pass a plain dict: `dict({shown})`",
+                fix=self.ctx.fix(Applicability.SAFE, f"wrap in `dict(...)`", self.ctx.replace(expr, f"dict({shown})")),
+            )
+
+    def _is_encoding(self, expr, at) -> bool:
+        facts = self.ctx.facts
+        if isinstance(expr, cst.Call):
+            return facts.is_tokenizer_call(expr, at)
+        if isinstance(expr, cst.Name):
+            b = facts.lookup(expr.value, at)
+            if b is None or not isinstance(b.value, cst.Call):
+                return False
+            return facts.is_tokenizer_call(b.value, b.value)
+        return False
