@@ -248,3 +248,32 @@ def test_raw_text_with_a_tokenizing_collator_is_not_raw(torch_stack, tmp_path):
 
     h = run(trainer(tmp_path, train=raw, data_collator=passthrough, remove_unused_columns=False))
     assert h.codes() == ["TL101"] and "batch keys ['labels']" in h.evidence("TL101")
+
+
+def test_tiny_model_from_a_large_config_without_weights(torch_stack, tmp_path):
+    """--tiny-model: a 7B-sized config (no weights in the directory at all) becomes a small random model
+    that keeps the vocabulary, the labels and the pad token."""
+    from transformers import AutoModelForSequenceClassification, LlamaConfig, modeling_utils
+
+    from trainlint.stages.s3_model import probe as s3
+
+    LlamaConfig(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32,
+                num_key_value_heads=8, vocab_size=32000, pad_token_id=0).save_pretrained(tmp_path / "llama")
+    h = RecordingHarness()
+    h.is_busy = lambda: False
+    original = modeling_utils.PreTrainedModel.__dict__["from_pretrained"]
+    try:
+        s3.install_tiny_model(h, modeling_utils)
+        model = AutoModelForSequenceClassification.from_pretrained(str(tmp_path / "llama"), num_labels=5)
+    finally:
+        modeling_utils.PreTrainedModel.from_pretrained = original
+    c = model.config
+    assert type(model).__name__ == "LlamaForSequenceClassification"
+    assert (c.num_labels, c.vocab_size, c.pad_token_id) == (5, 32000, 0)
+    assert c.num_hidden_layers == 2 and c.hidden_size == 64
+    assert sum(p.numel() for p in model.parameters()) < 5_000_000
+    assert any("--tiny-model" in n for n in h.notes)
+    import torch
+
+    out = model(input_ids=torch.tensor([[1, 5, 9, 0]]), labels=torch.tensor([3]))
+    assert out.logits.shape == (1, 5) and torch.isfinite(out.loss)
