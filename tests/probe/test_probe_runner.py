@@ -125,3 +125,20 @@ def test_sandbox_network_off_and_project_read_only(tmp_path, monkeypatch, mode):
         assert report.isolated and f"{project} read-only" in report.notes[0], report.notes
         assert any("wrote=False net=False" in n for n in report.notes), report.notes
         assert not (script.parent / "written.txt").exists()
+
+
+@pytest.mark.parametrize(
+    "exc, code",
+    [
+        (TypeError("Trainer.__init__() got an unexpected keyword argument 'tokenizer'"), "TL804"),
+        (TypeError("TrainingArguments.__init__() got an unexpected keyword argument 'evaluation_strategy'"), "TL805"),
+        (ImportError("cannot import name 'load_metric' from 'datasets'"), "TL801"),
+        (ImportError("cannot import name 'AdamW' from 'transformers'"), "TL802"),
+        (ValueError("something else"), None),
+    ],
+)
+def test_known_exceptions_map_to_their_codes(exc, code):
+    from trainlint.stages.s8_compat.probe import classify_exception
+
+    got = classify_exception(exc, None)
+    assert (got[0] if got else None) == code
