@@ -761,3 +761,66 @@ def test_tl206_quiet_for_dict_and_transformers_models():
     keras_model.fit(dict(enc), labels)
     """
     assert "TL206" not in codes(src, select="ALL")
+
+
+# ---------------------------------------------------------------------------------------------
+# TL403 activation-before-loss
+
+
+def test_tl403_variants():
+    src = """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    criterion = nn.CrossEntropyLoss()
+    def step(model, x, y):
+        logits = model(x)
+        probs = F.softmax(logits, dim=-1)
+        a = criterion(probs, y)
+        b = F.cross_entropy(logits.softmax(-1), y)
+        c = nn.BCEWithLogitsLoss()(torch.sigmoid(logits), y.float())
+        d = F.nll_loss(torch.softmax(logits, 1), y)
+        return a + b + c + d
+    net = nn.Sequential(nn.Linear(10, 3), nn.Softmax(dim=1))
+    e = criterion(net(x), y)
+    """
+    assert codes(src, select="TL403") == ["TL403"] * 5
+
+
+def test_tl403_correct_uses_quiet():
+    src = """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    criterion = nn.CrossEntropyLoss()
+    def step(model, teacher, x, y, T=2.0):
+        logits = model(x)
+        a = criterion(logits, y)
+        b = F.nll_loss(F.log_softmax(logits, dim=1), y)
+        # distillation: probabilities as soft *targets* are fine
+        c = F.cross_entropy(logits / T, F.softmax(teacher(x) / T, dim=-1))
+        d = F.binary_cross_entropy(torch.sigmoid(logits), y.float())
+        probs = F.softmax(logits, dim=-1)
+        probs = torch.log(probs)
+        e = F.nll_loss(probs, y)
+        preds = logits.softmax(-1).argmax(-1)
+        return a + b + c + d + e
+    """
+    assert "TL403" not in codes(src, select="ALL")
+
+
+def test_tl403_keras_softmax_layer_with_from_logits():
+    src = """
+    import tensorflow as tf
+    model = tf.keras.Sequential([
+        tf.keras.layers.Dense(64, activation="relu"),
+        tf.keras.layers.Dense(10, activation="softmax"),
+    ])
+    model.compile(optimizer="adam", loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    ok = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+    ok.compile(optimizer="adam", loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    ok2 = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])
+    ok2.compile(optimizer="adam", loss=tf.keras.losses.SparseCategoricalCrossentropy())
+    """
+    found = lint(src, select="TL403")
+    assert [f.start.row for f in found] == [7]

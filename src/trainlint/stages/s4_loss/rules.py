@@ -195,3 +195,177 @@ class UnexpectedInitialLoss(Rule):
     name = "unexpected-initial-loss"
     severity = Severity.WARNING
     probe = "Compares the loss on one batch at initialisation with ln(num_labels)."
+
+
+# ---------------------------------------------------------------------------------------------
+# Catalog breadth (issue 6): TL403–TL404.
+
+#: losses that apply (log-)softmax / sigmoid themselves → the activation they must not be given
+_LOGIT_LOSSES = {
+    "torch.nn.CrossEntropyLoss": "softmax", "torch.nn.functional.cross_entropy": "softmax",
+    "torch.nn.BCEWithLogitsLoss": "sigmoid", "torch.nn.functional.binary_cross_entropy_with_logits": "sigmoid",
+    "torch.nn.NLLLoss": "softmax-nll", "torch.nn.functional.nll_loss": "softmax-nll",
+}
+_ACTIVATIONS = {
+    "torch.softmax": "softmax", "torch.nn.functional.softmax": "softmax", "torch.sigmoid": "sigmoid",
+    "torch.nn.functional.sigmoid": "sigmoid", "torch.special.softmax": "softmax", "torch.special.expit": "sigmoid",
+}
+_ACTIVATION_MODULES = {"torch.nn.Softmax": "softmax", "torch.nn.Sigmoid": "sigmoid"}
+_KERAS_FROM_LOGITS = frozenset({"SparseCategoricalCrossentropy", "CategoricalCrossentropy", "BinaryCrossentropy",
+                                "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy"})
+
+
+def _torch_name(qn: str | None) -> str | None:
+    """`torch.nn.modules.loss.CrossEntropyLoss` → `torch.nn.CrossEntropyLoss`."""
+    if not qn:
+        return None
+    if qn.startswith("torch.nn.modules."):
+        return "torch.nn." + qn.rsplit(".", 1)[-1]
+    return qn
+
+
+@register
+class ActivationBeforeLoss(Rule):
+    """Probabilities given to a loss that expects logits: softmax before `CrossEntropyLoss`, sigmoid before
+    `BCEWithLogitsLoss`, softmax (not log-softmax) before `NLLLoss`, a softmax/sigmoid output layer with
+    a Keras loss `from_logits=True`."""
+
+    code = "TL403"
+    name = "activation-before-loss"
+    severity = Severity.ERROR
+    triggers = ("softmax", "sigmoid", "Softmax", "Sigmoid")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        loss = self._loss_kind(node)
+        if loss is not None:
+            self._check_torch(node, loss)
+            return
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile":
+            self._check_keras(node)
+
+    # -- torch -------------------------------------------------------------------------------
+    def _loss_kind(self, call: cst.Call) -> tuple[str, str] | None:
+        """(loss name, expected) if `call` computes a logits loss: `F.cross_entropy(...)`,
+        `criterion(...)` with `criterion = nn.CrossEntropyLoss()`, `nn.CrossEntropyLoss()(...)`."""
+        facts = self.ctx.facts
+        qn = _torch_name(facts.callee(call))
+        if qn in _LOGIT_LOSSES and qn.startswith("torch.nn.functional."):
+            return qn.rsplit(".", 1)[-1], _LOGIT_LOSSES[qn]
+        ctor = call.func
+        if isinstance(ctor, cst.Name):
+            b = facts.lookup(ctor.value, call)
+            ctor = b.value if b is not None else None
+        if isinstance(ctor, cst.Call):
+            cq = _torch_name(facts.callee(ctor))
+            if cq in _LOGIT_LOSSES and not cq.startswith("torch.nn.functional."):
+                return cq.rsplit(".", 1)[-1], _LOGIT_LOSSES[cq]
+        return None
+
+    def _activation(self, expr, at, depth: int = 0) -> tuple[str, cst.CSTNode] | None:
+        """("softmax"|"sigmoid"|"log_softmax", node) when `expr` is (or names) an activation's output."""
+        facts = self.ctx.facts
+        if depth > 3 or expr is None:
+            return None
+        if isinstance(expr, cst.Name):
+            b = facts.lookup(expr.value, at)
+            if b is None or b.value is None or b.value not in facts.where:
+                return None
+            if facts.where[b.value].function is not facts.where[at].function:
+                return None
+            if facts.assigned_later(expr.value, b.value) and any(
+                    x.order < facts.where[at].order for x in facts.assigned_later(expr.value, b.value)):
+                return None
+            return self._activation(b.value, b.value, depth + 1)
+        if not isinstance(expr, cst.Call):
+            return None
+        qn = facts.callee(expr)
+        if qn in _ACTIVATIONS:
+            return _ACTIVATIONS[qn], expr
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("softmax", "sigmoid") and qn is None:
+            return func.attr.value, expr  # logits.softmax(-1)
+        if isinstance(func, cst.Call) and _torch_name(facts.callee(func)) in _ACTIVATION_MODULES:
+            return _ACTIVATION_MODULES[_torch_name(facts.callee(func))], expr  # nn.Softmax(dim=1)(x)
+        if isinstance(func, cst.Name):  # model(x) with model = nn.Sequential(..., nn.Softmax(dim=1))
+            b = facts.lookup(func.value, expr)
+            if b is not None and isinstance(b.value, cst.Call) and _torch_name(facts.callee(b.value)) == "torch.nn.Sequential":
+                layers = [a.value for a in b.value.args if a.keyword is None and not a.star]
+                if layers and isinstance(layers[-1], cst.Call):
+                    last = _torch_name(facts.callee(layers[-1]))
+                    if last in _ACTIVATION_MODULES:
+                        return _ACTIVATION_MODULES[last], layers[-1]
+        return None
+
+    def _check_torch(self, call: cst.Call, loss: tuple[str, str]) -> None:
+        name, expected = loss
+        inp = argument(call, "input", 0)
+        found = self._activation(inp, call)
+        if found is None:
+            return
+        act, act_node = found
+        if expected == "softmax" and act == "softmax":
+            why = (f"`{name}` applies log-softmax itself: on probabilities the loss is squashed into a narrow range, "
+                   "the gradients almost vanish and training plateaus well above zero loss")
+            hint = f"give `{name}` the raw logits (drop the softmax; apply it only for predictions)"
+        elif expected == "sigmoid" and act == "sigmoid":
+            why = (f"`{name}` applies the sigmoid itself: the probabilities pass through a second sigmoid, which "
+                   "squashes them into (0.5, 0.73), so the loss cannot approach zero and training stalls")
+            hint = f"give `{name}` the raw logits (drop the sigmoid; apply it only for predictions)"
+        elif expected == "softmax-nll" and act == "softmax":
+            why = (f"`{name}` expects log-probabilities, but gets probabilities: the loss becomes −p (negative, "
+                   "between −1 and 0) with weak gradients, and the model learns poorly")
+            hint = "use `F.log_softmax(...)` before `NLLLoss`, or `CrossEntropyLoss` on the raw logits"
+        else:
+            return
+        self.report(act_node, f"{act} output given to `{name}`: {why}", hint=hint)
+
+    # -- keras -------------------------------------------------------------------------------
+    def _check_keras(self, call: cst.Call) -> None:
+        facts = self.ctx.facts
+        loss = argument(call, "loss", 1)
+        if not isinstance(loss, cst.Call):
+            return
+        lq = facts.callee(loss) or ""
+        if not (lq.startswith("keras.") and lq.rsplit(".", 1)[-1] in _KERAS_FROM_LOGITS):
+            return
+        fl = keyword(loss, "from_logits")
+        if fl is None or facts.constant(fl.value, call) is not True:
+            return
+        model = facts.value_of(call.func.value, call)
+        if not isinstance(model, ModelValue) or model.call is None:
+            return
+        if facts.callee(model.call) not in ("keras.Sequential", "keras.models.Sequential"):
+            return
+        layers = argument(model.call, "layers", 0)
+        if not isinstance(layers, (cst.List, cst.Tuple)) or not layers.elements:
+            return
+        last = layers.elements[-1].value
+        act = self._keras_activation(last)
+        if act is None:
+            return
+        self.report(
+            fl,
+            f"the model's last layer applies {act}, but `{lq.rsplit('.', 1)[-1]}(from_logits=True)` treats its "
+            f"outputs as logits and applies {act} again: the loss is squashed, gradients shrink and accuracy plateaus",
+            hint=f"either drop the {act} from the last layer (keep `from_logits=True`), or keep it and use "
+            "`from_logits=False`",
+        )
+
+    def _keras_activation(self, layer) -> str | None:
+        facts = self.ctx.facts
+        if not isinstance(layer, cst.Call):
+            return None
+        qn = facts.callee(layer) or ""
+        short = qn.rsplit(".", 1)[-1]
+        if qn.startswith("keras.") and short in ("Softmax",):
+            return "softmax"
+        if qn.startswith("keras.") and short in ("Dense", "Activation"):
+            act = argument(layer, "activation", 1 if short == "Dense" else 0)
+            v = facts.constant(act, layer) if act is not None else None
+            if v in ("softmax", "sigmoid"):
+                return v
+            aq = facts.qualname(act) if act is not None else None
+            if aq and aq.startswith("keras.") and aq.rsplit(".", 1)[-1] in ("softmax", "sigmoid"):
+                return aq.rsplit(".", 1)[-1]
+        return None
