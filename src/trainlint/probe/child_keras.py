@@ -271,6 +271,7 @@ def probe_fit(h: types.ModuleType, model: Any, args: tuple, kwargs: dict, line: 
         ("optimizer", s5.check_step),
     ]
     with h.busy():
+        s5.set_eager(st, True)  # one eager step costs less than tracing the train function
         for name, fn in steps:
             h.phase(name)
             h.guarded(name, fn, h, st)

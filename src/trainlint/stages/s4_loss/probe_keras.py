@@ -76,7 +76,12 @@ def looks_like_probabilities(out: Any, kind: str | None) -> bool:
 
 
 def _run_step_error(st: Any) -> str | None:
-    """The exact error of one real Keras train step on the batch as given to fit (plain Keras)."""
+    """The exact error of one real Keras train step on the batch as given to fit (plain Keras), in the
+    execution mode fit would use (graph unless the script compiled with run_eagerly=True): the
+    messages differ between the two."""
+    from trainlint.stages.s5_optimizer.probe_keras import set_eager
+
+    set_eager(st, bool(st.compile.get("run_eagerly")))
     try:
         st.model.train_on_batch(st.features, st.y, sample_weight=st.sample_weight)
     except Exception as exc:  # noqa: BLE001
@@ -86,9 +91,11 @@ def _run_step_error(st: Any) -> str | None:
         except Exception:  # noqa: BLE001
             pass
         msg = ku.first_line(exc)
-        if st.flavour == "keras" and "None values not supported" in msg:
+        if st.flavour == "keras" and ("None values not supported" in msg or "value (None)" in msg):
             msg += " (Keras 3 computes the loss with y=None: there are no targets)"
         return msg
+    finally:
+        set_eager(st, True)
     return None
 
 

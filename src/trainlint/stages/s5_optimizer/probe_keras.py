@@ -106,6 +106,19 @@ def step_batch(st: Any) -> tuple[Any, Any, Any]:
     return x, y, sw
 
 
+def set_eager(st: Any, eager: bool) -> None:
+    """Run the probe's train steps eagerly (no tf.function trace: seconds saved on the first step, and
+    errors point into the model's Python code) or compiled (faster for many ``--overfit`` steps)."""
+    model = st.model
+    try:
+        if bool(getattr(model, "run_eagerly", False)) == eager and getattr(model, "train_function", None) is not None:
+            return
+        model.run_eagerly = eager
+        model.train_function = None  # rebuilt by the next train_on_batch
+    except Exception:  # noqa: BLE001  # a model that does not allow it: keep its own setting
+        pass
+
+
 def train_once(st: Any, x: Any, y: Any, sw: Any) -> float | None:
     result = st.model.train_on_batch(x, y, sample_weight=sw, return_dict=True)
     if isinstance(result, dict):

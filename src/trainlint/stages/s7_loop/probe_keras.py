@@ -14,11 +14,15 @@ from typing import Any
 from trainlint.probe import curve
 from trainlint.probe import keras_util as ku
 
+EAGER_MAX_STEPS = 30
+
 
 def overfit(h: types.ModuleType, st: Any, steps: int) -> None:
-    from trainlint.stages.s5_optimizer.probe_keras import effective_lr, step_batch, train_once
+    from trainlint.stages.s5_optimizer.probe_keras import effective_lr, set_eager, step_batch, train_once
 
     x, y, sw = step_batch(st)
+    if steps > EAGER_MAX_STEPS:
+        set_eager(st, False)  # many steps: trace the train function once
     losses = list(st.step_losses[:1])
     try:
         while len(losses) < steps:
