@@ -134,6 +134,7 @@ def test_sandbox_network_off_and_project_read_only(tmp_path, monkeypatch, mode):
         (TypeError("TrainingArguments.__init__() got an unexpected keyword argument 'evaluation_strategy'"), "TL805"),
         (ImportError("cannot import name 'load_metric' from 'datasets'"), "TL801"),
         (ImportError("cannot import name 'AdamW' from 'transformers'"), "TL802"),
+        (IndexError("Target 2 is out of bounds."), "TL106"),
         (ValueError("something else"), None),
     ],
 )

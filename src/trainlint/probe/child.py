@@ -30,7 +30,7 @@ def _install_plugins(names: list[str]) -> None:
             install(h)
 
 
-def _classify(exc: BaseException, line: int | None) -> tuple[str, str, str]:
+def _classify(exc: BaseException, line: int | None) -> tuple:
     for mapper in h.exception_mappers:
         try:
             got = mapper(exc, line)
@@ -51,8 +51,8 @@ def _classify(exc: BaseException, line: int | None) -> tuple[str, str, str]:
 
 def _report_exception(exc: BaseException) -> None:
     line = h.user_line(exc.__traceback__)
-    code, message, evidence = _classify(exc, line)
-    h.finding(code, message, evidence=evidence, line=line)
+    code, message, evidence, *rest = _classify(exc, line)
+    h.finding(code, message, evidence=evidence, line=line, confirms=tuple(rest[0]) if rest else ())
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:])
     h.detail("script traceback (last frames):\n" + tb.rstrip())
     h.end("script-error", message, line)

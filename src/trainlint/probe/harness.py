@@ -24,8 +24,9 @@ options: dict[str, Any] = {}
 workdir: str = ""
 #: Absolute, resolved path of the user's script.
 script_path: str = ""
-#: Functions ``(exc, line) -> (code, message, evidence) | None`` mapping a script exception to a code.
-exception_mappers: list[Callable[[BaseException, "int | None"], "tuple[str, str, str] | None"]] = []
+#: Functions ``(exc, line) -> (code, message, evidence[, confirms]) | None`` mapping a script exception
+#: to a code (``confirms``: further codes the same observation confirms, as in the `finding` event).
+exception_mappers: list[Callable[[BaseException, "int | None"], "tuple | None"]] = []
 #: Free-form state shared between hooks and checks of the child (e.g. recorded label columns).
 state: dict[str, Any] = {}
 #: Codes reported by `finding` so far (a later stage can skip repeating the same failure).

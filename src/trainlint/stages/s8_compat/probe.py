@@ -8,6 +8,7 @@ offline" TL707. Anything else stays TL707 (script error before training), at the
 
 from __future__ import annotations
 
+import re
 import traceback
 
 from trainlint.probe import harness as h
@@ -33,7 +34,8 @@ def _in_from_pretrained(exc: BaseException) -> str | None:
     return None
 
 
-def classify_exception(exc: BaseException, line: int | None) -> tuple[str, str, str] | None:
+def classify_exception(exc: BaseException, line: int | None) -> tuple | None:
+    """(code, message, evidence[, confirms]) for a known exception, else None."""
     msg = str(exc)
     first = _first_line(exc)
     at = h.where(line)
@@ -55,6 +57,14 @@ def classify_exception(exc: BaseException, line: int | None) -> tuple[str, str, 
         return ("TL801", f"datasets.load_metric is gone: {first}", first + ev_tail)
     if isinstance(exc, (ImportError, AttributeError)) and "AdamW" in msg and "transformers" in msg:
         return ("TL802", f"transformers.AdamW is gone: {first}", first + ev_tail)
+    m = re.search(r"Target (-?\d+) is out of bounds", msg)
+    if isinstance(exc, IndexError) and m:
+        return (
+            "TL106",
+            f"the forward pass fails: label {m.group(1)} is outside the classification head's range ({first})",
+            first + ev_tail,
+            ("TL301",),
+        )
     if isinstance(exc, (OSError, ValueError)) or type(exc).__name__.endswith(("NotFoundError", "OfflineModeIsEnabled")):
         name = _in_from_pretrained(exc)
         if name is not None:
