@@ -61,6 +61,7 @@ def cut_rows(h: Any, result: Any, rows: int, args: tuple, kwargs: dict) -> Any:
 
     source = repr(args[0]) if args else "dataset"
     registry = h.state.setdefault("full_labels", {})
+    cuts: list[str] = []
 
     def one(ds: Any, split: str) -> Any:
         if not isinstance(ds, datasets.Dataset):
@@ -77,7 +78,7 @@ def cut_rows(h: Any, result: Any, rows: int, args: tuple, kwargs: dict) -> Any:
         if n <= rows:
             return ds
         h.state["rows_cut"] = True
-        h.state.setdefault("cuts", []).append(f"{source}[{split}]: {n} → {rows} rows")
+        cuts.append(f"{source}[{split}]: {n} → {rows} rows")
         return ds.select(range(rows))
 
     if isinstance(result, datasets.DatasetDict):
@@ -86,8 +87,8 @@ def cut_rows(h: Any, result: Any, rows: int, args: tuple, kwargs: dict) -> Any:
         out = one(result, str(kwargs.get("split") or "split"))
     else:
         return result
-    if h.state.get("cuts"):
-        h.note("load_dataset cut for the probe: " + "; ".join(h.state["cuts"][-4:]))
+    if cuts:
+        h.note("load_dataset cut for the probe: " + "; ".join(cuts))
     return out
 
 
