@@ -581,3 +581,18 @@ def test_transformers_adamw_attribute_adds_import_torch():
     out = _fixed("import transformers\nopt = transformers.AdamW(model.parameters(), lr=1e-5)\n", "TL802")
     assert out == ("import transformers\nimport torch\n"
                    "opt = torch.optim.AdamW(model.parameters(), lr=1e-5, eps=1e-6, weight_decay=0.0)\n")
+
+
+def test_an_added_import_goes_below_the_shebang_and_the_docstring():
+    out = _fixed('#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n"""Train."""\nimport evaluate, transformers\n\n'
+                 "def compute_metrics(p):\n    return metric.compute(predictions=p.predictions, references=p.label_ids)\n\n"
+                 'metric = evaluate.load("accuracy")\n'
+                 "trainer = transformers.Trainer(model, compute_metrics=compute_metrics)\n", "TL601")
+    assert out.startswith('#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n"""Train."""\nimport evaluate, transformers\n'
+                          "import numpy as np\n")
+    # no imports at the top: below the header comments, or below the docstring
+    out = _fixed("#!/usr/bin/env python\n# a header\nfrom_pretrained = 1\nimport transformers\n"
+                 "x = transformers.AdamW(p)\n", "TL802")
+    assert out.startswith("#!/usr/bin/env python\n# a header\nimport torch\nfrom_pretrained = 1\n")
+    out = _fixed('"""Doc."""\nx = 1\nimport transformers\nopt = transformers.AdamW(p)\n', "TL802")
+    assert out.startswith('"""Doc."""\nimport torch\nx = 1\n')

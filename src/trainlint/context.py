@@ -86,6 +86,10 @@ class Context:
                 break
         if last_import is not None:
             return PendingEdit(last_import, statement + "\n", mode="after")
+        if body and _is_docstring(body[0]):  # keep the docstring first
+            return PendingEdit(body[0], statement + "\n", mode="after")
+        if body:  # below a shebang / encoding line / header comments
+            return PendingEdit(body[0], statement + "\n", mode="before")
         return PendingEdit(self.module, statement + "\n", mode="module_start")
 
 
