@@ -824,3 +824,32 @@ def test_tl403_keras_softmax_layer_with_from_logits():
     """
     found = lint(src, select="TL403")
     assert [f.start.row for f in found] == [7]
+
+
+# ---------------------------------------------------------------------------------------------
+# TL404 single-loss-multi-output
+
+TL404_BASE = """
+import tensorflow as tf
+from transformers import TFAutoModelForQuestionAnswering
+model = TFAutoModelForQuestionAnswering.from_pretrained("distilbert-base-cased")
+train_set = tokenized["train"].to_tf_dataset(columns=["input_ids", "attention_mask"], label_cols={labels},
+                                             batch_size=16, shuffle=True, collate_fn=collator)
+model.compile(optimizer=tf.keras.optimizers.Adam(3e-5), {loss})
+model.fit(train_set, epochs=2)
+"""
+
+
+def test_tl404_single_label_column():
+    for labels in ('"start_positions"', '["start_positions"]'):
+        src = TL404_BASE.format(labels=labels, loss="loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)")
+        [f] = lint(src, select="TL404")
+        assert "end_logits` never gets a loss" in f.message
+
+
+def test_tl404_quiet_with_both_labels_or_internal_loss():
+    for labels, loss in (
+        ('["start_positions", "end_positions"]', "loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)"),
+        ('"start_positions"', 'metrics=["accuracy"]'),
+    ):
+        assert "TL404" not in codes(TL404_BASE.format(labels=labels, loss=loss), select="ALL")

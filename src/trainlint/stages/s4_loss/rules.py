@@ -369,3 +369,46 @@ class ActivationBeforeLoss(Rule):
             if aq and aq.startswith("keras.") and aq.rsplit(".", 1)[-1] in ("softmax", "sigmoid"):
                 return aq.rsplit(".", 1)[-1]
         return None
+
+
+#: heads with several logits outputs, and their label columns in output order
+_MULTI_OUTPUT_HEADS = {"question-answering": (("start_positions", "start_logits"), ("end_positions", "end_logits"))}
+
+
+@register
+class SingleLossMultiOutput(Rule):
+    """A compiled Keras loss on a transformers model with several outputs (question answering) trained
+    with a single label tensor: only the first output gets a loss."""
+
+    code = "TL404"
+    name = "single-loss-multi-output"
+    severity = Severity.ERROR
+    triggers = ("compile",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile"):
+            return
+        loss = argument(node, "loss", 1)
+        if loss is None or literal(loss) is None:
+            return
+        model = compiled_model(self.ctx, node)
+        if model is None or not model.transformers or model.head not in _MULTI_OUTPUT_HEADS:
+            return
+        outputs = _MULTI_OUTPUT_HEADS[model.head]
+        for ds in fit_datasets(self.ctx, model):
+            labels = ds.label_cols
+            if isinstance(labels, list) and len(labels) == 1:
+                labels = labels[0]
+            if not isinstance(labels, str):
+                continue
+            names = ", ".join(o for _, o in outputs)
+            self.report(
+                loss,
+                f"`{model.cls}` has {len(outputs)} outputs ({names}) but is trained with one label tensor "
+                f"(`label_cols={ds.label_cols!r}`): transformers matches a single label to the first output only, "
+                f"so `{outputs[-1][1]}` never gets a loss and never learns — no error, and the predicted spans are "
+                "garbage",
+                hint=f"give one label per output: `label_cols={[c for c, _ in outputs]!r}` (the loss is applied to "
+                "each), or drop `loss=` and keep the labels in the inputs to use the model's internal loss",
+            )
+            return
