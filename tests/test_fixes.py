@@ -596,3 +596,17 @@ def test_an_added_import_goes_below_the_shebang_and_the_docstring():
     assert out.startswith("#!/usr/bin/env python\n# a header\nimport torch\nfrom_pretrained = 1\n")
     out = _fixed('"""Doc."""\nx = 1\nimport transformers\nopt = transformers.AdamW(p)\n', "TL802")
     assert out.startswith('"""Doc."""\nimport torch\nx = 1\n')
+
+
+def test_rules_listing_and_rule_document_show_fix_applicability():
+    listing = run_cli("rules").stdout.splitlines()
+    assert listing[0].split()[-1] == "fix"
+    rows = {line.split()[0]: line.split()[-1] for line in listing[1:]}
+    for code, rule in FIXABLE.items():
+        if code in rows:
+            assert rows[code] == rule.fix.value
+    assert rows["TL803"] == "-"
+    assert "autofix: safe" in run_cli("rule", "TL805").stdout
+    assert "autofix: unsafe" in run_cli("rule", "TL501").stdout
+    listed = {r["code"]: r["fix"] for r in json.loads(run_cli("rules", "--output-format", "json").stdout)}
+    assert listed["TL805"] == "safe" and listed["TL601"] == "unsafe" and listed["TL803"] is None

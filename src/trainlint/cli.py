@@ -327,10 +327,11 @@ def rules_cmd(output_format: str, show_all: bool) -> None:
             "fix": r.fix.value if r.fix else None, "summary": r.summary(),
         } for r in rows], indent=2))
         return
-    click.echo(f"{'code':<6}  {'name':<36}  {'stage':<17}  {'severity':<8}  {'default':<7}  {'static':<6}  probe")
+    click.echo(f"{'code':<6}  {'name':<36}  {'stage':<17}  {'severity':<8}  {'default':<7}  {'static':<6}  {'probe':<5}  fix")
     for r in rows:
         click.echo(f"{r.code:<6}  {r.name:<36}  {r.stage().label:<17}  {r.severity.value:<8}  "
-                   f"{'on' if r.default else 'off':<7}  {'yes' if r.has_static_check() else 'no':<6}  {'yes' if r.probe else 'no'}")
+                   f"{'on' if r.default else 'off':<7}  {'yes' if r.has_static_check() else 'no':<6}  "
+                   f"{'yes' if r.probe else 'no':<5}  {r.fix.value if r.fix else '-'}")
 
 
 @main.command("server")
