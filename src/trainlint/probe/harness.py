@@ -118,7 +118,17 @@ def ended() -> bool:
 
 
 def stop(outcome: str = "reached-training", text: str = "", line: int | None = None) -> None:
+    """End the run: emit ``end`` and exit the child at once. Exiting (rather than raising
+    :class:`ProbeStop` through the script) means a script's ``except BaseException:``/bare ``except:``
+    around ``trainer.train()`` cannot swallow the stop and go on to train for real."""
     end(outcome, text, line)
+    if options.get("exit_on_stop", True):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001
+                pass
+        os._exit(0)
     raise ProbeStop(text)
 
 
