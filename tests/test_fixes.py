@@ -610,3 +610,21 @@ def test_rules_listing_and_rule_document_show_fix_applicability():
     assert "autofix: unsafe" in run_cli("rule", "TL501").stdout
     listed = {r["code"]: r["fix"] for r in json.loads(run_cli("rules", "--output-format", "json").stdout)}
     assert listed["TL805"] == "safe" and listed["TL601"] == "unsafe" and listed["TL803"] is None
+
+
+@pytest.mark.parametrize("opt,expected", [
+    ("adam", "optimizer=AdamWeightDecay(learning_rate=5e-5)"),
+    ("rmsprop", "optimizer=tf_keras.optimizers.RMSprop(learning_rate=5e-5)"),
+])
+def test_string_optimizer_fix_under_keras_3_does_not_make_a_tl808(opt, expected):
+    src = ("# /// script\n# dependencies = [\"tensorflow>=2.16\", \"tf-keras\", \"transformers<5\"]\n# ///\n"
+           "import tensorflow as tf\n"
+           "from transformers import TFAutoModelForSequenceClassification\n"
+           "model = TFAutoModelForSequenceClassification.from_pretrained('bert-base-cased', num_labels=2)\n"
+           f"model.compile(optimizer='{opt}')\n")
+    out = _fixed(src)
+    assert expected in out
+    assert "TL808" not in [f.code for f in lint_text(out, "train.py", Settings(select=["ALL"])).findings]
+    # the same file's spelling without Keras 3
+    plain = _fixed(src.split("# ///\n", 1)[1])
+    assert f"optimizer=tf.keras.optimizers.{'Adam' if opt == 'adam' else 'RMSprop'}(learning_rate=5e-5)" in plain

@@ -67,7 +67,15 @@ class StringOptimizer(Rule):
         if cls is None:
             return None
         spelled = codemod.keras_prefix(self.ctx, "optimizers", add=False)
-        if spelled is not None:
+        if _keras3(self.ctx) and (spelled is None or not spelled[0].startswith(codemod.local_name(self.ctx, "tf_keras") or "tf_keras")):
+            # Keras 3: `tensorflow.keras` objects do not fit a transformers (tf-keras) model (TL808)
+            got = (codemod.ensure_name(self.ctx, "transformers.AdamWeightDecay", "from transformers import AdamWeightDecay",
+                                       "AdamWeightDecay") if key == "adam" else
+                   codemod.ensure_name(self.ctx, f"tf_keras.optimizers.{cls}", "import tf_keras", f"tf_keras.optimizers.{cls}"))
+            if got is None:
+                return None
+            new, add = f"{got[0]}(learning_rate={FINE_TUNING_LR})", got[1]
+        elif spelled is not None:
             new, add = f"{spelled[0]}.{cls}(learning_rate={FINE_TUNING_LR})", None
         elif key == "adam":
             got = codemod.ensure_name(self.ctx, "transformers.AdamWeightDecay",
@@ -82,6 +90,21 @@ class StringOptimizer(Rule):
             new, add = f"{got[0]}.{cls}(learning_rate={FINE_TUNING_LR})", got[1]
         return self.ctx.fix(Applicability.UNSAFE, f'Replace `optimizer="{name}"` with `{new}` (sets the learning rate)',
                             self.ctx.replace(opt, new), *([add] if add is not None else []))
+
+
+def _keras3(ctx) -> bool:
+    """The script runs under Keras 3 with `tensorflow.keras` meaning Keras 3 (as TL808 decides)."""
+    from trainlint.stages.s8_compat.rules import _legacy_keras_env, script_requires_at_least, script_requires_below
+
+    source = ctx.source
+    if _legacy_keras_env(source):
+        return False
+    if script_requires_below(source, "keras", (3,)) or script_requires_below(source, "tensorflow", (2, 16)):
+        return False
+    if script_requires_at_least(source, "keras", (3,)) or script_requires_at_least(source, "tensorflow", (2, 16)):
+        return True
+    keras = ctx.settings.version("keras")
+    return keras is not None and keras >= (3,)
 
 
 @register
