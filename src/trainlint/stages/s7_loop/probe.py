@@ -34,6 +34,7 @@ class LoopObserver:
         self.stale: str | None = None
         self.stale_line: int | None = None
         self.eval_mode_reported = False
+        self.backward_line: int | None = None
         self.snap: list = []
         self.first_line: int | None = None
 
@@ -66,22 +67,7 @@ class LoopObserver:
         line = h.user_line()
         if self.first_line is None:
             self.first_line = line
-        if not self.eval_mode_reported:
-            for name, m in self.frame_modules():
-                trainable = any(p.requires_grad for p in m.parameters())
-                mode_layers = [type(x).__name__ for x in m.modules() if type(x).__name__.startswith(_MODE_LAYERS)]
-                if trainable and not m.training and mode_layers and tensor.requires_grad:
-                    self.eval_mode_reported = True
-                    h.finding(
-                        "TL702",
-                        f"`{name}` is in eval mode during a training step ({name}.training is False at backward())",
-                        evidence=(
-                            f"{name} ({type(m).__name__}).training == False at {h.where(line)}: "
-                            f"{len(mode_layers)} {sorted(set(mode_layers))[:3]} layers run in inference mode while training"
-                        ),
-                        line=line,
-                    )
-                    break
+        self.backward_line = line
         if self.steps >= 1 and not self.after_step_checked and self.optimizer is not None:
             self.after_step_checked = True
             stale = []
@@ -102,6 +88,33 @@ class LoopObserver:
         self.snap = s5.snapshot(s5.optimizer_params(optimizer))
         if self.steps == 0:
             self._check_first_step(optimizer)
+            self._check_mode(optimizer)
+
+    def _check_mode(self, optimizer: Any) -> None:
+        """TL702: a model the optimizer trains is in eval mode at the training step (a frozen teacher
+        in eval mode, whose parameters the optimizer does not hold, is fine)."""
+        h = self.h
+        held = {id(p) for p in s5.optimizer_params(optimizer)}
+        for name, m in self.frame_modules():
+            if not any(id(p) in held for p in m.parameters()):
+                continue
+            mode_layers = [type(x).__name__ for x in m.modules() if type(x).__name__.startswith(_MODE_LAYERS)]
+            eval_layers = [x for x in m.modules() if type(x).__name__.startswith(_MODE_LAYERS) and not x.training]
+            if not m.training or (mode_layers and len(eval_layers) == len(mode_layers)):
+                if not mode_layers:
+                    continue  # no dropout/normalisation layer: the mode changes nothing
+                line = getattr(self, "backward_line", None) or h.user_line()
+                self.eval_mode_reported = True
+                h.finding(
+                    "TL702",
+                    f"`{name}` is in eval mode during a training step ({name}.training is False at backward())",
+                    evidence=(
+                        f"{name} ({type(m).__name__}).training == False at {h.where(line)}: "
+                        f"{len(mode_layers)} {sorted(set(mode_layers))[:3]} layers run in inference mode while training"
+                    ),
+                    line=line,
+                )
+                return
 
     def _check_first_step(self, optimizer: Any) -> None:
         h = self.h
