@@ -1,5 +1,11 @@
 """Fine-tune a BERT-style model on MNLI with Keras `fit`: the course script with every bug fixed."""
 
+import os
+
+# transformers 4 TF models are tf-keras (Keras 2) models; since TensorFlow 2.16 `tensorflow.keras` is
+# Keras 3 unless this is set before tensorflow is imported (TL808).
+os.environ["TF_USE_LEGACY_KERAS"] = "1"
+
 from datasets import load_dataset
 from tensorflow.keras.optimizers import Adam
 from transformers import AutoTokenizer, DataCollatorWithPadding, TFAutoModelForSequenceClassification

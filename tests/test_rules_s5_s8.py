@@ -628,3 +628,73 @@ def test_correct_corpus_has_no_findings_from_these_rules():
         if found:
             noisy[f.name] = found
     assert noisy == {}
+
+
+# ---------------------------------------------------------------------------------------------
+# Found while checking official-style scripts
+
+
+def test_tl702_evaluation_without_no_grad_that_keeps_only_argmax_is_left_alone():
+    # the pattern of the final mismatched-MNLI evaluation in run_glue_no_trainer.py
+    src = """
+    import torch
+    model.eval()
+    for step, batch in enumerate(eval_dataloader):
+        outputs = model(**batch)
+        predictions = outputs.logits.argmax(dim=-1)
+        metric.add_batch(predictions=accelerator.gather(predictions), references=batch["labels"])
+    """
+    assert codes(src, "TL702") == []
+    kept = src.replace("predictions = outputs.logits.argmax(dim=-1)", "all_logits.append(outputs.logits)")
+    assert codes(kept, "TL702") == ["TL702"]
+    detached = src.replace("predictions = outputs.logits.argmax(dim=-1)", "all_logits.append(outputs.logits.detach())")
+    assert codes(detached, "TL702") == []
+
+
+def test_tl703_loss_rebound_to_its_value():
+    src = """
+    import torch
+    for batch in loader:
+        loss = criterion(model(batch["x"]), batch["y"])
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        loss = loss.item()
+        total += loss
+    """
+    assert codes(src, "TL703") == []
+
+
+def test_tl504_new_model_named_from_args():
+    src = """
+    import torch
+    from transformers import AutoModelForSequenceClassification
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5)
+    model = AutoModelForSequenceClassification.from_pretrained(args.model, num_labels=2)
+    for batch in loader:
+        model(**batch).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    """
+    assert codes(src, "TL504") == ["TL504"]
+
+
+def test_tl502_tl503_quiet_for_sgd_and_linear_probes():
+    sgd = """
+    import torch
+    from transformers import ViTForImageClassification
+    model = ViTForImageClassification.from_pretrained("google/vit-base-patch16-224-in21k", num_labels=10)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.03, momentum=0.9)
+    """
+    probe = """
+    import torch
+    from transformers import AutoModelForSequenceClassification
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=4)
+    for p in model.bert.parameters():
+        p.requires_grad = False
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    optimizer2 = torch.optim.Adam(model.parameters())
+    """
+    for src in (sgd, probe):
+        assert [c for c in codes(src, "ALL") if c in ("TL502", "TL503")] == [], src

@@ -117,9 +117,10 @@ class StepDoesNotMoveWeights(Rule):
     probe = "Takes one optimizer step (without the warmup scheduler) and compares the weights before and after."
 
 
-
 # ---------------------------------------------------------------------------------------------
 # Learning rates for fine-tuning (TL502, TL503), the optimizer's model (TL504), fp16 on CPU (TL505).
+
+import re  # noqa: E402
 
 from trainlint.facts import ModelValue, has_star_kwargs, iter_nodes, keyword, literal  # noqa: E402
 
@@ -191,13 +192,16 @@ def optimizer_model(ctx, call: cst.Call) -> tuple[cst.BaseExpression, ModelValue
     return owner, model_of(ctx, owner, call)
 
 
+_FREEZES = re.compile(r"requires_grad\s*=\s*False|requires_grad_\(\s*(?:requires_grad\s*=\s*)?False|\bfreeze")
+
+
 def fine_tuned_model(ctx, model: ModelValue | None) -> bool:
-    """A pretrained transformers model that is fine-tuned in full (no PEFT adapters, not a T5-style
-    model trained with its usual 1e-3)."""
+    """A pretrained transformers model that is fine-tuned in full: no PEFT adapters, no frozen base (a
+    linear probe trains its new head at 1e-3), not a T5-style model trained with its usual 1e-3."""
     if model is None or not model.transformers or not model.pretrained:
         return False
     facts = ctx.facts
-    if facts.imports.uses("peft"):
+    if facts.imports.uses("peft") or _FREEZES.search(ctx.source):
         return False
     ckpt = model.checkpoint.lower() if isinstance(model.checkpoint, str) else ""
     if any(f in ckpt for f in _HIGH_LR_FAMILIES) or model.cls.startswith(("T5", "MT5", "UMT5", "TFT5")):
@@ -293,7 +297,7 @@ class HighLearningRate(Rule):
         if lr is None:
             return
         optim = keyword(node, "optim")
-        if optim is not None and "adafactor" in str(facts.constant(optim.value, node)).lower():
+        if optim is not None and any(o in str(facts.constant(optim.value, node)).lower() for o in ("adafactor", "sgd")):
             return
         model = self._trainer_model(node)
         if model is None:
@@ -328,6 +332,8 @@ class HighLearningRate(Rule):
         return models[0]
 
     def _torch(self, node: cst.Call) -> None:
+        if torch_optimizer(self.ctx, node) not in TORCH_DEFAULT_LR:
+            return  # SGD rates live on another scale (ViT is fine-tuned with SGD at 0.003–0.03)
         found = optimizer_model(self.ctx, node)
         if found is None or not fine_tuned_model(self.ctx, found[1]):
             return
@@ -356,6 +362,8 @@ class HighLearningRate(Rule):
         if not qn.startswith("keras.optimizers."):
             return
         cls = qn.rsplit(".", 1)[-1]
+        if cls not in KERAS_OPTIMIZER_DEFAULT_LR or cls == "SGD":
+            return
         lr = argument(opt, "learning_rate", 0)
         if lr is None and not has_star_kwargs(opt) and cls in KERAS_OPTIMIZER_DEFAULT_LR:
             self.report(
@@ -425,7 +433,8 @@ class OptimizerOnReplacedModel(Rule):
         PEFT wrapper (its new adapter weights are not in the optimizer)."""
         if literal(value) is None:
             return True  # `model = None`: freeing memory
-        if not any(n.value == name for n in iter_nodes(value, (cst.Name,))):
+        attrs = {id(a.attr) for a in iter_nodes(value, (cst.Attribute,))}  # `args.model` is not `model`
+        if not any(n.value == name and id(n) not in attrs for n in iter_nodes(value, (cst.Name,))):
             return False
         if isinstance(value, cst.Call):
             f = value.func

@@ -164,7 +164,6 @@ class ComputeMetricsError(Rule):
     probe = "Runs one evaluation batch through the model and `compute_metrics`, before any training."
 
 
-
 # ---------------------------------------------------------------------------------------------
 # What the metric functions return (TL602, TL603), predictions vs labels (TL604), choosing the best
 # checkpoint (TL605, TL606).

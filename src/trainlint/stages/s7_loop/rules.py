@@ -27,7 +27,6 @@ class ScriptErrorBeforeTraining(Rule):
     probe = "Runs the script up to the training call; an exception on the way is reported at the script's own line."
 
 
-
 # ---------------------------------------------------------------------------------------------
 # Hand-written PyTorch loops: what one step does (TL701–TL705). Loops are read once per file: every
 # call is filed under the loops around it (up to the enclosing function).
@@ -205,6 +204,50 @@ def _no_grad_block(facts, node) -> cst.With | None:
     return None
 
 
+#: calls whose result carries no autograd graph
+_GRAPH_FREE = frozenset({"detach", "item", "tolist", "numpy", "argmax", "argmin", "argsort", "float_", "gather_for_metrics"})
+
+
+def _graph_free(expr) -> bool:
+    """The expression ends in a call that drops the autograd graph (`.item()`, `.detach()`, `float(...)`)."""
+    if isinstance(expr, cst.Call):
+        f = expr.func
+        if isinstance(f, cst.Attribute) and f.attr.value in _GRAPH_FREE:
+            return True
+        if isinstance(f, cst.Name) and f.value in ("float", "int"):
+            return True
+    return False
+
+
+def _kept_output(loop, model: str) -> cst.CSTNode | None:
+    """A statement in ``loop`` that keeps the model's output across iterations (appended to a list,
+    summed with `+=`) without detaching it: the evaluation's graphs stay alive."""
+    outs: set[str] = set()
+    nodes = list(iter_nodes(loop.body, (cst.Assign, cst.AugAssign, cst.Call)))
+    for n in nodes:
+        if isinstance(n, cst.Assign) and any(isinstance(c, cst.Call) and isinstance(c.func, cst.Name)
+                                             and c.func.value == model for c in iter_nodes(n.value, (cst.Call,))):
+            for t in n.targets:
+                if isinstance(t.target, cst.Name):
+                    outs.add(t.target.value)
+    if not outs:
+        return None
+
+    def graph(expr) -> bool:
+        uses = any(isinstance(x, cst.Name) and x.value in outs for x in iter_nodes(expr, (cst.Name,)))
+        free = any(isinstance(c.func, cst.Attribute) and c.func.attr.value in _GRAPH_FREE
+                   for c in iter_nodes(expr, (cst.Call,)))
+        return uses and not free
+
+    for n in nodes:
+        if isinstance(n, cst.AugAssign) and graph(n.value):
+            return n
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend") \
+                and n.args and graph(n.args[0].value):
+            return n
+    return None
+
+
 @register
 class WrongTrainEvalMode(Rule):
     """Training in eval mode, evaluating in train mode or with gradients on, `backward()` under `no_grad`."""
@@ -213,7 +256,7 @@ class WrongTrainEvalMode(Rule):
     name = "wrong-train-eval-mode"
     severity = Severity.WARNING
     probe = "Reads `model.training` during a real training step: a trainable model in eval mode confirms it."
-    triggers = ("backward",)
+    triggers = ("backward", ".eval(")
 
     def visit_While(self, node: cst.While) -> None:
         """Nothing to check per node: asking for `While` makes the engine record where those loops are."""
@@ -227,14 +270,14 @@ class WrongTrainEvalMode(Rule):
             loops = lf.loops_of[b]
             if loops and loops[-1] not in training_loops:
                 training_loops.append(loops[-1])
-        if not training_loops:
+        models = {recv for _, recv, _ in lf.modes}
+        if not models:
             return
         called = {}  # loop -> names called as functions inside it (`model(...)`)
         for call in lf.calls:
-            if isinstance(call.func, cst.Name):
+            if isinstance(call.func, cst.Name) and call.func.value in models:
                 for L in loops_around(facts, call):
                     called.setdefault(L, set()).add(call.func.value)
-        models = {recv for _, recv, _ in lf.modes}
         done: set = set()
         for loop in training_loops:
             scope = facts.where[loop].function
@@ -244,6 +287,7 @@ class WrongTrainEvalMode(Rule):
                 done.add((loop, name))
                 self._eval_before_training(lf, loop, scope, name)
                 self._evaluation_after(lf, loop, scope, name, training_loops, called)
+        self._evaluation_with_gradients(lf, called)
 
     def _modes(self, lf, name, scope):
         facts = self.ctx.facts
@@ -309,13 +353,35 @@ class WrongTrainEvalMode(Rule):
                         hint=f"call `{name}.eval()` before the evaluation loop (and `{name}.train()` before training again)",
                     )
                 continue
-            if last == "eval" and not grads_off:
+
+    def _evaluation_with_gradients(self, lf, called) -> None:
+        """A loop that runs the model in eval mode, outside `no_grad`, and keeps its outputs."""
+        facts = self.ctx.facts
+        reported: set = set()
+        for loop, names in called.items():
+            if loop not in facts.where or any(_inside(facts, n, loop) for n in lf.backward + lf.optimizer_steps):
+                continue
+            scope = facts.where[loop].function
+            o = _order(facts, loop)
+            for name in sorted(names):
+                modes = [(c, m) for c, m in self._modes(lf, name, scope) if _order(facts, c) < o or _inside(facts, c, loop)]
+                if not modes or modes[-1][1] != "eval":
+                    continue
+                calls = [c for c in lf.calls if isinstance(c.func, cst.Name) and c.func.value == name
+                         and _inside(facts, c, loop)]
+                if all(_no_grad_block(facts, c) is not None for c in calls):
+                    continue
+                kept = _kept_output(loop, name)
+                if kept is None or kept in reported:
+                    continue
+                reported.add(kept)
                 self.report(
-                    other,
+                    loop,
                     f"this evaluation loop runs `{name}` with gradients on (no `torch.no_grad()` / "
-                    "`torch.inference_mode()`): every forward builds an autograd graph, so evaluation is slower and "
-                    "uses far more memory (out of memory on large eval sets when outputs are kept)",
-                    hint="wrap the evaluation loop in `with torch.no_grad():` (or `torch.inference_mode()`)",
+                    f"`torch.inference_mode()`) and keeps its outputs (`{self.ctx.code(kept).strip()}`): every batch's "
+                    "autograd graph stays alive, so memory grows through the evaluation set until it runs out",
+                    hint="wrap the evaluation loop in `with torch.no_grad():` (or `torch.inference_mode()`), or keep "
+                    "`.detach()`ed values",
                 )
 
     def _backward_under_no_grad(self, lf) -> None:
@@ -376,6 +442,11 @@ class LossAccumulatedAsTensor(Rule):
             return
         if not any(text in {dotted(n) for n in iter_nodes(b, (cst.Name, cst.Attribute))} for b in backs):
             return
+        if isinstance(value, cst.Name):
+            # `loss = loss.item()` after the backward: a number by now
+            b = facts.lookup(value.value, node)
+            if b is not None and isinstance(b.value, cst.BaseExpression) and _graph_free(b.value):
+                return
         self.report(
             node,
             f"`{self.ctx.code(node).strip()}` adds the loss tensor, not its value: `{target}` keeps every step's "

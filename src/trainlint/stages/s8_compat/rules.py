@@ -309,7 +309,6 @@ class MetricLoadedAsDataset(Rule):
             self._check(node.value, node, node)
 
 
-
 # ---------------------------------------------------------------------------------------------
 # transformers 5 and Keras 3 (TL807–TL809).
 
