@@ -55,6 +55,10 @@ def lint_text(source: str, filename: str, settings: Settings, *, raise_errors: b
              and (not r.triggers or any(t in source for t in r.triggers))]
     # A training script is always parsed, so that a syntax error is reported even when no enabled
     # rule's trigger words appear in it; the walk and the rules are skipped in that case.
+    if _deeply_nested(source):
+        deep = _nesting_finding(source, filename)
+        if deep is not None:
+            return FileResult(filename, [deep], parsed=False)
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
@@ -121,6 +125,36 @@ def _internal_error(result: FileResult, filename: str, code: str, exc: BaseExcep
     result.findings.append(
         _meta_finding("TL003", filename, f"internal error in rule {code}: {type(exc).__name__}: {exc}{where}", 1, 1)
     )
+
+
+#: CPython's tokenizer refuses more than 200 nested brackets; LibCST's native parser does not
+#: check and can overflow the C stack (a segfault) on a few thousand, so deeper text is refused first.
+MAX_NESTING = 200
+_BRACKET_RE = re.compile(r"[()\[\]{}]")
+
+
+def _deeply_nested(source: str) -> bool:
+    """A cheap over-estimate: brackets in strings and comments count too."""
+    depth = 0
+    for m in _BRACKET_RE.finditer(source):
+        if m.group() in "([{":
+            depth += 1
+            if depth > MAX_NESTING:
+                return True
+        elif depth:
+            depth -= 1
+    return False
+
+
+def _nesting_finding(source: str, filename: str) -> Finding | None:
+    """TL001 from CPython's parser when it refuses the nesting; None when it accepts the text."""
+    try:
+        compile(source, filename, "exec", flags=0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
+    except SyntaxError as err:
+        return _meta_finding("TL001", filename, f"cannot parse: SyntaxError: {err.msg}", err.lineno or 1, err.offset or 1)
+    except (ValueError, RecursionError, MemoryError):
+        return _meta_finding("TL001", filename, "cannot parse: the expression nesting is too deep", 1, 1)
+    return None
 
 
 def _syntax_finding(source: str, filename: str, exc: cst.ParserSyntaxError) -> Finding:

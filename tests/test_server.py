@@ -1,0 +1,464 @@
+"""The language server end to end: a real LSP client (pytest-lsp) talking over stdio to
+`python -m trainlint server` in a child process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+import pytest_lsp
+from lsprotocol import types as lsp
+from pygls.protocol import default_converter
+from pygls.uris import from_fs_path
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+from trainlint.config import load_settings
+from trainlint.docs import doc_text, rule_url
+from trainlint.rule import get_rule
+
+ROOT = Path(__file__).resolve().parent.parent
+BUGGY = (ROOT / "examples" / "mnli_trainer_buggy.py").read_text(encoding="utf-8")
+DEBOUNCE_MS = 50
+
+
+
+
+def make_client() -> LanguageClient:
+    """pytest-lsp's client, also recording every publishDiagnostics and capability registration."""
+    client = LanguageClient(converter_factory=default_converter)
+    client.published = []  # type: ignore[attr-defined]
+    client.registrations = []  # type: ignore[attr-defined]
+
+    def publish(ls: LanguageClient, params: lsp.PublishDiagnosticsParams):
+        ls.diagnostics[params.uri] = params.diagnostics
+        ls.published.append(params)
+
+    def register(ls: LanguageClient, params: lsp.RegistrationParams):
+        ls.registrations.extend(params.registrations)
+
+    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish,
+                                   lsp.CLIENT_REGISTER_CAPABILITY: register})
+    return client
+
+
+@pytest_lsp.fixture(scope="module", config=ClientServerConfig(
+    server_command=[sys.executable, "-m", "trainlint", "server"], client_factory=make_client))
+async def server(lsp_client: LanguageClient, tmp_path_factory):
+    """One server for the module (it starts in ~2 s); each test works in its own directory."""
+    root = tmp_path_factory.mktemp("workspace")
+    await lsp_client.initialize_session(lsp.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        root_uri=from_fs_path(str(root)),
+        workspace_folders=[lsp.WorkspaceFolder(uri=from_fs_path(str(root)), name="project")],
+        initialization_options={"debounce": DEBOUNCE_MS},
+    ))
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def client(server: LanguageClient, tmp_path: Path):
+    server.workdir = tmp_path  # type: ignore[attr-defined]
+    server.opened = []  # type: ignore[attr-defined]
+    server.published.clear()
+    yield server
+    for uri in server.opened:  # leave the server with no document open
+        server.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+
+
+async def diagnostics_for(client: LanguageClient, uri: str, version: int | None = None, timeout: float = 20):
+    """Wait for the next publishDiagnostics of ``uri`` (of ``version`` when given)."""
+    async def wait():
+        while True:
+            params = await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+            if params.uri == uri and (version is None or params.version == version):
+                return params.diagnostics
+
+    return await asyncio.wait_for(wait(), timeout)
+
+
+async def open_doc(client: LanguageClient, text: str, name: str = "train.py") -> tuple[str, list[lsp.Diagnostic]]:
+    path = client.workdir / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8", errors="surrogateescape")  # '\udcff' is the byte 0xff on disk
+    uri = from_fs_path(str(path))
+    waiter = asyncio.ensure_future(diagnostics_for(client, uri))
+    await asyncio.sleep(0)
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+        text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+    client.opened.append(uri)
+    return uri, await waiter
+
+
+async def change(client: LanguageClient, uri: str, version: int, text: str,
+                 range_: lsp.Range | None = None) -> list[lsp.Diagnostic]:
+    waiter = asyncio.ensure_future(diagnostics_for(client, uri, version))
+    await asyncio.sleep(0)
+    event = (lsp.TextDocumentContentChangeWholeDocument(text=text) if range_ is None
+             else lsp.TextDocumentContentChangePartial(range=range_, text=text))
+    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+        text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version), content_changes=[event]))
+    return await waiter
+
+
+def where(text: str, needle: str, nth: int = 0) -> lsp.Range:
+    """The LSP range (0-based, UTF-16) of the ``nth`` occurrence of ``needle``."""
+    idx = -1
+    for _ in range(nth + 1):
+        idx = text.index(needle, idx + 1)
+    line = text.count("\n", 0, idx)
+    col = idx - (text.rfind("\n", 0, idx) + 1)
+    prefix = text.splitlines()[line][:col]
+    u16 = len(prefix.encode("utf-16-le")) // 2
+    return lsp.Range(start=lsp.Position(line=line, character=u16),
+                     end=lsp.Position(line=line, character=u16 + len(needle.encode("utf-16-le")) // 2))
+
+
+def apply_text_edits(text: str, edits) -> str:
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def off(p: lsp.Position) -> int:
+        return starts[p.line] + p.character if p.line < len(lines) else len(text)
+
+    for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[:off(e.range.start)] + e.new_text + text[off(e.range.end):]
+    return text
+
+
+def by_code(diags, code: str) -> list[lsp.Diagnostic]:
+    return [d for d in diags if d.code == code]
+
+
+async def code_actions(client, uri, range_, only=None, diagnostics=()):
+    return await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri), range=range_,
+        context=lsp.CodeActionContext(diagnostics=list(diagnostics), only=only)))
+
+
+# ---------------------------------------------------------------------------------------------
+# diagnostics
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_diagnostics_on_open(client: LanguageClient):
+    uri, diags = await open_doc(client, BUGGY)
+    assert sorted(d.code for d in diags) == ["TL101", "TL101", "TL201", "TL301", "TL601", "TL805"]
+    for d in diags:
+        assert d.source == "trainlint"
+        assert d.code_description.href == rule_url(d.code)
+        assert d.severity == lsp.DiagnosticSeverity.Error  # these rules are errors
+    (tl805,) = by_code(diags, "TL805")
+    assert tl805.range == where(BUGGY, "evaluation_strategy")  # exact, 0-based
+    assert "eval_strategy" in tl805.message and tl805.message.startswith("`TrainingArguments(evaluation_strategy")
+    (tl301,) = by_code(diags, "TL301")
+    assert tl301.range == where(BUGGY, "AutoModelForSequenceClassification.from_pretrained")
+    assert "hint: pass `num_labels=3`" in tl301.message
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_severity_information_and_warning(client: LanguageClient):
+    text = ("import torch\nfrom transformers import AutoModelForSequenceClassification\n"
+            "model = AutoModelForSequenceClassification.from_pretrained('bert-base-uncased', num_labels=2)\n"
+            "optimizer = torch.optim.AdamW(model.parameters())\n")
+    uri, diags = await open_doc(client, text)
+    expected = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
+                "info": lsp.DiagnosticSeverity.Information}
+    assert diags, "TL502 expected"
+    for d in diags:
+        assert d.severity == expected[get_rule(d.code).severity.value]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_utf16_columns(client: LanguageClient):
+    text = ("from transformers import TrainingArguments\n"
+            "args = TrainingArguments('😀 out', evaluation_strategy='epoch')\n")
+    uri, diags = await open_doc(client, text)
+    (d,) = by_code(diags, "TL805")
+    assert d.range == where(text, "evaluation_strategy")
+    assert d.range.start.character == text.splitlines()[1].index("evaluation") + 1  # the emoji is 2 units
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_update_after_change_and_stale_runs_dropped(client: LanguageClient):
+    uri, diags = await open_doc(client, BUGGY)
+    assert by_code(diags, "TL805")
+    client.published.clear()
+    # three quick edits: only the last version is linted and published (debounce, stale runs cancelled)
+    r = where(BUGGY, "evaluation_strategy")
+    fixed = BUGGY.replace("evaluation_strategy", "eval_strategy", 1)
+    for version, text in ((2, BUGGY.replace("evaluation_strategy", "evaluation_strateg", 1)),
+                          (3, BUGGY.replace("evaluation_strategy", "evaluation_strate", 1))):
+        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)]))
+    diags = await change(client, uri, 4, "eval_strategy",
+                         lsp.Range(start=r.start, end=lsp.Position(line=r.start.line, character=r.start.character + 17)))
+    assert not by_code(diags, "TL805")
+    assert sorted(d.code for d in diags) == ["TL101", "TL101", "TL201", "TL301", "TL601"]
+    await asyncio.sleep(DEBOUNCE_MS / 1000 * 3)
+    assert [p.version for p in client.published] == [4]
+    # the server's text equals the client's: ranges after the edit are still exact
+    assert by_code(diags, "TL301")[0].range == where(fixed, "AutoModelForSequenceClassification.from_pretrained")
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_diagnostics_on_save(client: LanguageClient):
+    uri, diags = await open_doc(client, BUGGY)
+    waiter = asyncio.ensure_future(diagnostics_for(client, uri))
+    await asyncio.sleep(0)
+    client.text_document_did_save(lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    again = await waiter
+    assert sorted(d.code for d in again) == sorted(d.code for d in diags)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_cleared_on_close(client: LanguageClient):
+    uri, diags = await open_doc(client, BUGGY)
+    assert diags
+    waiter = asyncio.ensure_future(diagnostics_for(client, uri))
+    await asyncio.sleep(0)
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    assert list(await waiter) == []
+    assert list(client.diagnostics[uri]) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# code actions
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_apply_fix_action(client: LanguageClient):
+    uri, diags = await open_doc(client, BUGGY)
+    (tl805,) = by_code(diags, "TL805")
+    actions = await code_actions(client, uri, tl805.range, diagnostics=[tl805])
+    fixes = [a for a in actions if a.title.startswith("Fix TL805")]
+    assert len(fixes) == 1
+    fix = fixes[0]
+    assert fix.title.endswith("(safe fix)") and fix.is_preferred and fix.kind == lsp.CodeActionKind.QuickFix
+    assert fix.diagnostics[0].code == "TL805"
+    new = apply_text_edits(BUGGY, fix.edit.changes[uri])
+    assert new == BUGGY.replace("evaluation_strategy=", "eval_strategy=", 1)
+    diags = await change(client, uri, 2, new)
+    assert not by_code(diags, "TL805") and len(diags) == 5
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_unsafe_fix_is_marked(client: LanguageClient):
+    uri, diags = await open_doc(client, BUGGY)
+    (tl601,) = by_code(diags, "TL601")
+    actions = await code_actions(client, uri, tl601.range, only=[lsp.CodeActionKind.QuickFix])
+    titles = [a.title for a in actions]
+    assert any(t.startswith("Fix TL601") and t.endswith("(unsafe fix)") for t in titles), titles
+    assert all(a.kind == lsp.CodeActionKind.QuickFix for a in actions)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_noqa_action(client: LanguageClient):
+    uri, diags = await open_doc(client, BUGGY)
+    (tl805,) = by_code(diags, "TL805")
+    actions = await code_actions(client, uri, tl805.range)
+    (noqa,) = [a for a in actions if "noqa" in a.title]
+    assert noqa.title == "Disable TL805 for this line (# noqa: TL805)"
+    new = apply_text_edits(BUGGY, noqa.edit.changes[uri])
+    line = new.splitlines()[tl805.range.start.line]
+    assert line == '        evaluation_strategy="epoch",  # bug: gone in transformers 5  # noqa: TL805'
+    diags = await change(client, uri, 2, new)
+    assert not by_code(diags, "TL805") and len(diags) == 5
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_noqa_action_extends_an_existing_noqa(client: LanguageClient):
+    text = BUGGY.replace('evaluation_strategy="epoch",  # bug: gone in transformers 5',
+                         'evaluation_strategy="epoch",  # noqa: E501')
+    uri, diags = await open_doc(client, text)
+    (tl805,) = by_code(diags, "TL805")
+    actions = await code_actions(client, uri, tl805.range)
+    (noqa,) = [a for a in actions if "noqa" in a.title]
+    new = apply_text_edits(text, noqa.edit.changes[uri])
+    assert new.splitlines()[tl805.range.start.line] == '        evaluation_strategy="epoch",  # noqa: E501, TL805'
+    diags = await change(client, uri, 2, new)
+    assert not by_code(diags, "TL805")
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_fix_all_safe_fixes(client: LanguageClient):
+    from trainlint.fixes import fix_text
+
+    uri, diags = await open_doc(client, BUGGY)
+    whole = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+    actions = await code_actions(client, uri, whole, only=["source.fixAll"])
+    assert [a.kind for a in actions] == ["source.fixAll.trainlint"]
+    new = apply_text_edits(BUGGY, actions[0].edit.changes[uri])
+    path = client.workdir / "train.py"
+    assert new == fix_text(BUGGY, str(path), load_settings(None, start=path.parent))  # the CLI's --fix
+    assert "eval_strategy=" in new and "evaluation_strategy" not in new
+    diags = await change(client, uri, 2, new)
+    assert not by_code(diags, "TL805")
+    assert {d.code for d in diags} >= {"TL301", "TL601", "TL201"}  # unsafe fixes are not applied
+    # a file without safe fixes: the action is offered but edits nothing
+    uri2, _ = await open_doc(client, "import torch\nx = torch.zeros(2)\n", "clean.py")
+    (action,) = await code_actions(client, uri2, whole, only=[FIX_ALL := "source.fixAll.trainlint"])
+    assert action.kind == FIX_ALL and list(action.edit.changes[uri2]) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# hover
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_hover_shows_the_rule_document(client: LanguageClient):
+    uri, diags = await open_doc(client, BUGGY)
+    for code in ("TL805", "TL301"):
+        (d,) = by_code(diags, code)
+        hover = await client.text_document_hover_async(lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri), position=d.range.start))
+        assert hover.contents.kind == lsp.MarkupKind.Markdown
+        body = doc_text(code) or get_rule(code).summary()
+        assert body.strip() in hover.contents.value
+        assert hover.contents.value.startswith(f"# {code} {get_rule(code).name}")
+        assert f"]({rule_url(code)})" in hover.contents.value
+    nothing = await client.text_document_hover_async(lsp.HoverParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=0, character=0)))
+    assert nothing is None
+
+
+# ---------------------------------------------------------------------------------------------
+# broken documents
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_syntax_error_mid_edit_keeps_answering(client: LanguageClient):
+    uri, diags = await open_doc(client, BUGGY)
+    broken = BUGGY.replace("    args = TrainingArguments(\n", "    args = TrainingArguments(((\n", 1)
+    diags = await change(client, uri, 2, broken)
+    assert [d.code for d in diags] == ["TL001"]
+    assert diags[0].source == "trainlint" and diags[0].code_description.href == rule_url("TL001")
+    # still answering requests on the broken text
+    hover = await client.text_document_hover_async(lsp.HoverParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri), position=diags[0].range.start))
+    assert hover is not None and "TL001" in hover.contents.value
+    actions = await code_actions(client, uri, diags[0].range)
+    assert not any("noqa" in a.title for a in actions)  # a syntax error cannot be silenced
+    # and back to normal once the edit is complete
+    diags = await change(client, uri, 3, BUGGY)
+    assert len(diags) == 6
+
+
+@pytest.mark.parametrize("text,message", [
+    ("import torch\nx = 1\x00\n", "NUL character on line 2"),
+    ("import torch\ns = '\udcff'\n", "lone surrogate on line 2"),
+    ("import torch\n" + "x = 1\n" * 400_000, "too large for the language server"),
+    ("import torch\nx = " + "(" * 5000 + ")" * 5000 + "\n", "too many nested parentheses"),
+    ("import torch\nx = " + "[" * 300 + "]" * 300 + "\n", "too many nested parentheses"),
+])
+@pytest.mark.asyncio(loop_scope="module")
+async def test_odd_documents_give_one_meta_diagnostic(client: LanguageClient, text: str, message: str):
+    uri, diags = await open_doc(client, text)
+    assert len(diags) == 1 and diags[0].code in ("TL001", "TL002", "TL003")
+    assert message in diags[0].message
+    # the server is alive and lints the next document
+    uri2, diags2 = await open_doc(client, BUGGY, "other.py")
+    assert len(diags2) == 6
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_non_python_documents_are_ignored(client: LanguageClient):
+    path = client.workdir / "notes.md"
+    uri = from_fs_path(str(path))
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+        text_document=lsp.TextDocumentItem(uri=uri, language_id="markdown", version=1, text=BUGGY)))
+    hover = await client.text_document_hover_async(lsp.HoverParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=28, character=10)))
+    assert hover is None and uri not in client.diagnostics
+
+
+# ---------------------------------------------------------------------------------------------
+# configuration
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_config_change_is_picked_up(client: LanguageClient):
+    pyproject = client.workdir / "pyproject.toml"
+    pyproject.write_text('[tool.trainlint]\nignore = ["TL805"]\n', encoding="utf-8")
+    uri, diags = await open_doc(client, BUGGY)
+    assert not by_code(diags, "TL805") and len(diags) == 5
+    # the server asked the client to watch pyproject.toml files
+    assert any(r.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES for r in client.registrations)
+    pyproject.write_text('[tool.trainlint]\nignore = ["TL1"]\n', encoding="utf-8")
+    waiter = asyncio.ensure_future(diagnostics_for(client, uri))
+    await asyncio.sleep(0)
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
+        lsp.FileEvent(uri=from_fs_path(str(pyproject)), type=lsp.FileChangeType.Changed)]))
+    diags = await waiter
+    assert sorted(d.code for d in diags) == ["TL201", "TL301", "TL601", "TL805"]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_config_change_without_watcher_is_picked_up_on_next_lint(client: LanguageClient):
+    pyproject = client.workdir / "pyproject.toml"
+    pyproject.write_text('[tool.trainlint]\nselect = ["TL8"]\n', encoding="utf-8")
+    uri, diags = await open_doc(client, BUGGY)
+    assert [d.code for d in diags] == ["TL805"]
+    pyproject.write_text('[tool.trainlint]\nselect = ["TL3"]\n', encoding="utf-8")
+    os.utime(pyproject, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))  # a distinct mtime
+    diags = await change(client, uri, 2, BUGGY + "\n")
+    assert [d.code for d in diags] == ["TL301"]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_broken_config_falls_back_to_defaults_with_a_message(client: LanguageClient):
+    (client.workdir / "pyproject.toml").write_text('[tool.trainlint]\nselekt = ["TL8"]\n', encoding="utf-8")
+    uri, diags = await open_doc(client, BUGGY)
+    assert len(diags) == 6
+    await asyncio.sleep(0.1)
+    assert any("selekt" in m.message and m.type == lsp.MessageType.Warning for m in client.messages)
+
+
+# ---------------------------------------------------------------------------------------------
+# the command
+
+
+def test_server_command_without_pygls_explains(tmp_path: Path):
+    fake = tmp_path / "pygls"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise ImportError('no pygls here', name='pygls')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-m", "trainlint", "server"], input="", capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert proc.returncode == 2
+    assert "pip install 'trainlint[server]'" in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_server_command_is_in_help():
+    proc = subprocess.run([sys.executable, "-m", "trainlint", "server", "--help"], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0 and "Language server over stdio" in proc.stdout
+
+
+def test_deep_nesting_is_a_syntax_error_not_a_crash(tmp_path: Path):
+    """LibCST's native parser overflows the C stack on thousands of nested brackets (a segfault of
+    the CLI and of the server): the engine refuses nesting CPython itself refuses (> 200)."""
+    p = tmp_path / "deep.py"
+    p.write_text("import torch\nx = " + "(" * 5000 + ")" * 5000 + "\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "trainlint", str(p)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert f"{p}:2:205: TL001 cannot parse: SyntaxError: too many nested parentheses" in proc.stdout
+    # brackets inside a string do not count
+    p.write_text("import torch\nx = '" + "(" * 300 + "'\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "trainlint", str(p)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout
