@@ -32,10 +32,13 @@ def optimizer_params(optimizer: Any) -> list:
 
 def report_lr(h: Any, optimizer: Any, line: int | None, user_built: bool) -> float:
     lrs = sorted({float(g.get("lr", 0.0)) for g in optimizer.param_groups})
-    lr = lrs[-1] if lrs else 0.0
+    # A scheduler keeps the configured rate as `initial_lr`: judge that one (warmup starts at 0).
+    bases = sorted({float(g.get("initial_lr", g.get("lr", 0.0))) for g in optimizer.param_groups})
+    lr = bases[-1] if bases else 0.0
     name = type(optimizer).__name__
     default = default_lr(optimizer)
-    h.note(f"effective learning rate {', '.join(f'{x:g}' for x in lrs)} ({name})")
+    scheduled = f"; scheduler base rate {', '.join(f'{x:g}' for x in bases)}" if bases != lrs else ""
+    h.note(f"effective learning rate {', '.join(f'{x:g}' for x in lrs)} ({name}{scheduled})")
     static = set(h.options.get("static_codes") or ())
     if user_built and default is not None and lr == default and "TL502" in static:
         h.finding(

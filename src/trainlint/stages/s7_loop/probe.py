@@ -146,20 +146,27 @@ class LoopObserver:
         self.steps += 1
         self.optimizer = optimizer
         line = h.user_line()
+        lr = max(float(g.get("lr", 0.0)) for g in optimizer.param_groups)
+        initial = max(float(g.get("initial_lr", 0.0)) for g in optimizer.param_groups)
         if self.steps == 1:
             s5.report_lr(h, optimizer, line, user_built=True)
-            if self.snap and not getattr(self, "reported_504", False):
-                if s5.moved(self.snap):
-                    h.checked("TL506")
-                else:
-                    lr = max(float(g.get("lr", 0.0)) for g in optimizer.param_groups)
-                    h.finding(
-                        "TL506",
-                        f"one optimizer step ({type(optimizer).__name__}, lr={lr:g}) left the weights unchanged",
-                        evidence=f"{len(self.snap)} parameters with gradients compared before/after step(): all equal",
-                        line=line,
-                    )
-            self.snap = []
+        if self.snap and not getattr(self, "reported_504", False) and self.steps <= 2 and not getattr(self, "moved_checked", False):
+            if s5.moved(self.snap):
+                h.checked("TL506")
+                self.moved_checked = True
+            elif self.steps == 1 and lr == 0 and initial > 0:
+                # A warmup scheduler's first rate is 0: judge the second step instead.
+                h.note(f"the learning-rate scheduler gives lr 0 at the first step (initial lr {initial:g})")
+            else:
+                self.moved_checked = True
+                h.finding(
+                    "TL506",
+                    f"one optimizer step ({type(optimizer).__name__}, lr={lr:g}) left the weights unchanged",
+                    evidence=f"{len(self.snap)} parameters with gradients compared before/after step(): all equal",
+                    line=line,
+                )
+        self.snap = []
+        if self.steps == 1:
             return
         # Second step: the loop checks are complete.
         if self.stale:
