@@ -136,6 +136,7 @@ def test_sandbox_network_off_and_project_read_only(tmp_path, monkeypatch, mode):
         (ImportError("cannot import name 'AdamW' from 'transformers'"), "TL802"),
         (IndexError("Target 2 is out of bounds."), "TL106"),
         (ValueError("something else"), None),
+        (ConnectionError("Couldn't reach 'glue' on the Hub (OfflineModeIsEnabled)"), None),  # no loader frame
     ],
 )
 def test_known_exceptions_map_to_their_codes(exc, code):

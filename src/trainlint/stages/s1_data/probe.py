@@ -165,7 +165,7 @@ def label_counts(h: Any, ds: Any, column: str) -> tuple[Counter | None, str]:
     if own is None:
         try:
             if hasattr(ds, "column_names"):
-                values = ds[column]
+                return None, ""  # not a scalar column (token labels, multi-hot): no range check
             else:  # a torch Dataset: __getitem__ may load images; look at a few rows only
                 n = min(len(ds), 256)
                 values = [ds[i][column] for i in range(n)]

@@ -22,15 +22,22 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
-def _in_from_pretrained(exc: BaseException) -> str | None:
-    """The name passed to the outermost ``from_pretrained`` frame of the traceback, if any."""
+def _offline_resource(exc: BaseException) -> tuple[str, str] | None:
+    """(kind, name) of the hub resource being loaded where the exception was raised, if any: the
+    outermost ``from_pretrained`` (model/tokenizer), ``load_dataset`` or ``evaluate.load`` frame."""
     for frame, _ in traceback.walk_tb(exc.__traceback__):
-        if frame.f_code.co_name in ("from_pretrained", "cached_file", "cached_files"):
-            loc = frame.f_locals
+        name = frame.f_code.co_name
+        filename = frame.f_code.co_filename.replace("\\", "/")
+        loc = frame.f_locals
+        if name in ("from_pretrained", "cached_file", "cached_files"):
             for key in ("pretrained_model_name_or_path", "path_or_repo_id"):
                 if key in loc:
-                    return str(loc[key])
-            return "?"
+                    return "model", str(loc[key])
+            return "model", "?"
+        if name in ("load_dataset", "load_dataset_builder") and "/datasets/" in filename:
+            return "dataset", str(loc.get("path", "?"))
+        if name == "load" and "/evaluate/" in filename:
+            return "metric", str(loc.get("path", "?"))
     return None
 
 
@@ -65,13 +72,17 @@ def classify_exception(exc: BaseException, line: int | None) -> tuple | None:
             first + ev_tail,
             ("TL301",),
         )
-    if isinstance(exc, (OSError, ValueError)) or type(exc).__name__.endswith(("NotFoundError", "OfflineModeIsEnabled")):
-        name = _in_from_pretrained(exc)
-        if name is not None:
+    words = ("offline", "connect", "couldn't reach", "internet", "cached files", "local cache", "huggingface.co",
+             "the hub", "on the hub")
+    if any(w in (type(exc).__name__ + " " + msg).lower() for w in words):
+        found = _offline_resource(exc)
+        if found is not None:
+            kind, name = found
+            hint = "download it first or use --tiny-model" if kind == "model" else "download it first (it is read from the local cache)"
             return (
                 "TL707",
-                f"{name!r} is not available offline (not in the local cache): the probe runs without network; "
-                "download it first or use --tiny-model",
+                f"{kind} {name!r} is not available offline (not in the local cache): the probe runs without "
+                f"network; {hint}",
                 first + ev_tail,
             )
     return None
