@@ -66,8 +66,8 @@ class MissingNumLabels(Rule):
         cls = value.cls
         if given_arg is None:
             if expected is None:
-                if finetuned:
-                    return
+                if finetuned or not _trains(self.ctx):
+                    return  # an inference script uses the checkpoint's own head
                 self.report(
                     func,
                     f"`{cls}.from_pretrained` without `num_labels`: the new head has 2 outputs, and trainlint "
@@ -121,6 +121,13 @@ class MissingNumLabels(Rule):
     def _set_fix(self, given_arg: cst.Arg, expected: int):
         return self.ctx.fix(Applicability.UNSAFE, f"Set `num_labels={expected}`",
                             self.ctx.replace(given_arg.value, str(expected)))
+
+
+def _trains(ctx) -> bool:
+    """The file trains something: a `Trainer`, a Keras `fit`, or a `backward()` (a hand-written loop)."""
+    facts = ctx.facts
+    return (next(facts.trainer_calls(), None) is not None or next(facts.method_calls("fit"), None) is not None
+            or next(facts.method_calls("backward"), None) is not None)
 
 
 def _task_matches(info: knowledge.DatasetInfo, head: str) -> bool:
