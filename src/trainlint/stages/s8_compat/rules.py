@@ -30,14 +30,20 @@ class RemovedName(Rule):
     def symptom(self) -> str:
         raise NotImplementedError
 
-    def _severity(self) -> Severity:
+    def _old_version(self) -> bool:
+        """The script pins (`# dependencies = ["datasets<3"]`), or the settings target / the environment
+        has, a release from before the removal."""
+        if script_requires_below(self.ctx.source, self.dist, self.removed_in):
+            return True
         v = self.ctx.settings.version(self.dist)
-        return Severity.WARNING if v is not None and v < self.removed_in else Severity.ERROR
+        return v is not None and v < self.removed_in
+
+    def _severity(self) -> Severity:
+        return Severity.WARNING if self._old_version() else Severity.ERROR
 
     def _message(self) -> str:
-        v = self.ctx.settings.version(self.dist)
         since = ".".join(map(str, self.removed_in))
-        if v is not None and v < self.removed_in:
+        if self._old_version():
             return f"`{self.module}.{self.attr}` is deprecated and gone from {self.dist} {since}: {self.symptom()} after an upgrade"
         return f"`{self.module}.{self.attr}` was removed in {self.dist} {since}: {self.symptom()}"
 
@@ -213,7 +219,8 @@ class RenamedKeyword(Rule):
             if arg.keyword is not None and arg.keyword.value == self.old:
                 v = self.ctx.settings.version("transformers")
                 callee = self.ctx.code(node.func)
-                if v is not None and v < (5,):
+                # the script's own pin (`# dependencies = ["transformers<5"]`) wins over the installed version
+                if script_requires_below(self.ctx.source, "transformers", (5,)) or (v is not None and v < (5,)):
                     msg = (f"`{callee}({self.old}=...)` is deprecated: it is a TypeError on transformers 5 "
                            f"(\"unexpected keyword argument '{self.old}'\")")
                     sev = Severity.WARNING
