@@ -287,6 +287,8 @@ def test_cli_formats_with_a_script_and_a_notebook(fmt, tmp_path):
                       if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "nb.ipynb"]
         assert nb_results and nb_results[0]["properties"]["cell"] == 1
         assert nb_results[0]["message"]["text"].startswith("cell 1, line 2:")
+        # code scanning wants a region: the file's first line (the message names cell and line)
+        assert nb_results[0]["locations"][0]["physicalLocation"]["region"] == {"startLine": 1}
     elif fmt == "rdjson":
         doc = json.loads(proc.stdout)
         check_rdjson(doc)

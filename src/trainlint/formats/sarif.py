@@ -60,13 +60,14 @@ def write(findings: list[Finding], out: TextIO, run: Run) -> None:
     index = {c: i for i, c in enumerate(codes)}
     results = []
     for f, fingerprint in zip(findings, fingerprints(findings, run)):
-        if f.cell is not None:  # a notebook: rows are within a cell, so the result names the file only
+        if f.cell is not None:  # a notebook: rows are within a cell; the result points at the file's top
             results.append({
                 "ruleId": f.code,
                 "ruleIndex": index[f.code],
                 "level": _LEVEL[f.severity.value],
                 "message": {"text": f"cell {f.cell}, line {f.start.row}: {f.message}" + (f" Fix: {f.hint}" if f.hint else "")},
-                "locations": [{"physicalLocation": {"artifactLocation": _artifact(f.filename)}}],
+                "locations": [{"physicalLocation": {"artifactLocation": _artifact(f.filename),
+                                                    "region": {"startLine": 1}}}],
                 "partialFingerprints": {"trainlintFinding/v1": fingerprint},
                 "properties": {"cell": f.cell, "cellLine": f.start.row, "cellColumn": f.start.column},
             })
