@@ -9,10 +9,11 @@
   names the document and the block (N counts the python blocks of the section from 0);
 - `trainlint rule CODE` prints the document and `trainlint rules` lists every code.
 
-Meta codes (TL0xx) are reported by the engine, not by a rule's check, so their examples are linted with
-the default selection only. A block whose fence says `encoding=latin-1` (TL002) is written to a file in
-that encoding and linted as a file. A meta document may show ```text blocks instead (TL003, a bug in
-trainlint, has no script that triggers it): `test_internal_error_is_reported` checks that one instead.
+Meta codes (TL0xx) are reported by the engine, not by a rule's check; their examples run the same way.
+A block whose fence says `encoding=latin-1` (TL002) is written to a file in that encoding and linted as a
+file. A meta document may show ```text blocks instead (TL003, a bug in trainlint, has no script that
+triggers it): `test_internal_error_is_reported` checks that one instead. Probe-only codes show
+```python probe blocks, which are not run here (the probe tests run them).
 """
 
 from __future__ import annotations
@@ -70,8 +71,6 @@ def codes_found(code: str, example: Example, settings: Settings, tmp_path: Path)
 
 
 def selections(code: str) -> list[tuple[str, Settings]]:
-    if is_meta(code):
-        return [("default selection", Settings())]
     out = [(f"select=[{code}]", Settings(select=[code]))]
     if RULES[code].default:
         out.append(("default selection", Settings()))
