@@ -169,15 +169,33 @@ def fix_source(source: str, filename: str, settings, unsafe: bool = False,
         new, applied = apply_fixes(current, findings, unsafe)
         if not applied or new == current:
             break
-        result = lint_text(new, filename, settings)
-        broken = [f for f in result.findings if f.code == "TL001"]
-        if broken and not any(f.code == "TL001" for f in findings):
+        problem = _syntax_error(new)
+        if problem is not None and _syntax_error(current) is None:
             error = (f"fixing {', '.join(sorted({f.code for f in applied}))} produced code that does not parse "
-                     f"({broken[0].message}); those fixes were not applied — please report this trainlint bug")
+                     f"({problem}); those fixes were not applied — please report this trainlint bug")
             break
+        result = lint_text(new, filename, settings)
         fixed.extend(applied)
         current, findings = new, result.findings
     return FixResult(current, fixed, findings, error)
+
+
+def _syntax_error(source: str) -> str | None:
+    """Why ``source`` does not parse (as Python, and for LibCST), or None."""
+    import ast
+
+    import libcst as cst
+
+    try:
+        ast.parse(source)
+        cst.parse_module(source)
+    except SyntaxError as exc:
+        return f"line {exc.lineno}: {exc.msg}"
+    except cst.ParserSyntaxError as exc:
+        return f"line {exc.raw_line}: {str(exc.message).strip().splitlines()[0] if exc.message else 'syntax error'}"
+    except (RecursionError, ValueError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
 
 
 def fix_text(text: str, filename: str, settings, unsafe: bool = False) -> str:
