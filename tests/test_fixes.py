@@ -641,3 +641,18 @@ def _good_examples():
 def test_use_instead_examples_are_left_alone(code, source, filename):
     result = fix_source(source, filename, Settings(select=[code]), unsafe=True)
     assert result.source == source and not result.fixed
+
+
+@pytest.mark.parametrize("path", BUGGY, ids=[p.name for p in BUGGY])
+def test_buggy_example_edits_touch_only_their_lines(path):
+    source = path.read_text()
+    settings = Settings(select=["ALL"])
+    current = source
+    for _ in range(5):  # pass by pass, as --fix does
+        findings = lint_text(current, path.name, settings).findings
+        new, applied = apply_fixes(current, findings, unsafe=True)
+        if not applied:
+            break
+        _changed_rows_only(current, new, applied)
+        current = new
+    assert current != source
