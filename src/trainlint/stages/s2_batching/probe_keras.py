@@ -149,14 +149,17 @@ def check_batch(h: types.ModuleType, st: Any) -> None:
     ids = ku.np_of(features["input_ids"])
     if ids.ndim != 2 or ids.shape[1] < 2:
         return
-    pad = None
     config = getattr(st.model, "config", None)
     if config is not None:
         pad = getattr(config, "pad_token_id", None)
-    pad = 0 if pad is None else int(pad)
-    trailing = ids[:, -1] == pad
+        if pad is None:  # no pad token: token 0 may be a real token (TL303 covers this model)
+            return
+        pad = int(pad)
+    else:
+        pad = 0  # plain Keras: the Embedding(mask_zero=True) convention
+    edge = (ids[:, -1] == pad) | (ids[:, 0] == pad)  # right or left padding
     has_tokens = (ids != pad).any(axis=1)
-    padded_rows = int(np.count_nonzero(trailing & has_tokens))
+    padded_rows = int(np.count_nonzero(edge & has_tokens))
     if padded_rows == 0:
         h.checked("TL205")
         return
@@ -175,7 +178,7 @@ def check_batch(h: types.ModuleType, st: Any) -> None:
         f"({padded_rows}/{ids.shape[0]} rows padded)",
         evidence=(
             f"batch keys {sorted(features.keys())}; input_ids {tuple(ids.shape)}, {padded_rows} of "
-            f"{ids.shape[0]} rows end with pad_token_id {pad} (pad tokens per row: {pad_counts}"
+            f"{ids.shape[0]} rows are padded with pad_token_id {pad} (pad tokens per row: {pad_counts}"
             f"{', ...' if ids.shape[0] > 8 else ''}){where_cols}"
         ),
         line=info.get("line") or st.line,
