@@ -656,3 +656,11 @@ def test_buggy_example_edits_touch_only_their_lines(path):
         _changed_rows_only(current, new, applied)
         current = new
     assert current != source
+
+
+def test_full_format_previews_each_fix(tmp_path):
+    (tmp_path / "train.py").write_text(SCRIPT)
+    out = run_cli("--output-format", "full", "train.py", cwd=tmp_path).stdout
+    assert "  = autofix (safe): Rename `evaluation_strategy=` to `eval_strategy=`\n    @@ -2 +2 @@\n" in out
+    assert '    -args = TrainingArguments("out", evaluation_strategy="epoch")\n' in out
+    assert '    +args = TrainingArguments("out", eval_strategy="epoch")\n' in out

@@ -198,6 +198,18 @@ def _syntax_error(source: str) -> str | None:
     return None
 
 
+def preview(finding: Finding, source: str) -> list[str]:
+    """The lines a finding's fix changes, as diff lines (``@@ …``, ``-old``, ``+new``; no file
+    headers): what ``--output-format full`` shows under the finding."""
+    if finding.fix is None or finding.cell is not None:
+        return []
+    new, applied = apply_fixes(source, [finding], unsafe=True)
+    if not applied:
+        return []
+    diff = to_unified_diff(source, new, finding.filename, context=0)
+    return [line for line in diff.splitlines() if not line.startswith(("--- ", "+++ "))]
+
+
 def fix_text(text: str, filename: str, settings, unsafe: bool = False) -> str:
     """The fixed source (the language server's "fix all" action)."""
     return fix_source(text, filename, settings, unsafe).source

@@ -32,6 +32,11 @@ def write(findings: list[Finding], out: TextIO, run: Run) -> None:
             out.write(f"  = fix: {f.hint}\n")
         if f.fix is not None:
             out.write(f"  = autofix ({f.fix.applicability.value}): {f.fix.message}\n")
+            if lines:
+                from trainlint.fixes import preview
+
+                for line in preview(f, run.sources.get(f.filename, "")):
+                    out.write(f"    {line}\n")
         out.write(f"  = docs: {f.url}\n\n")
     if run.probed:
         write_probe_section([f for f in findings if f.probe is not None], out, run)
