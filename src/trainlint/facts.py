@@ -475,6 +475,8 @@ class Facts:
         self._values: dict[cst.CSTNode, Value | None] = {}
         self._tok: dict[cst.CSTNode, Tokenization] = {}
         self._rhs_ids: dict[int, set[int]] = {}
+        self._trainer_calls: list[cst.Call] | None = None
+        self._method_calls: dict[str, list[cst.Call]] | None = None
 
     # -- bindings -------------------------------------------------------------------------
     def _bind(self, scope, name: str, order: int, value, target) -> None:
@@ -843,14 +845,19 @@ class Facts:
                 yield call
 
     def trainer_calls(self) -> Iterator[cst.Call]:
-        for call in self.index.get("Call", ()):
-            if self.is_trainer_class(call.func, call):
-                yield call
+        # memoised: several rules ask for every model and every Trainer (quadratic on big files otherwise)
+        if self._trainer_calls is None:
+            self._trainer_calls = [c for c in self.index.get("Call", ()) if self.is_trainer_class(c.func, c)]
+        return iter(self._trainer_calls)
 
     def method_calls(self, name: str) -> Iterator[cst.Call]:
-        for call in self.index.get("Call", ()):
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value == name:
-                yield call
+        if self._method_calls is None:
+            by_name: dict[str, list[cst.Call]] = {}
+            for call in self.index.get("Call", ()):
+                if isinstance(call.func, cst.Attribute):
+                    by_name.setdefault(call.func.attr.value, []).append(call)
+            self._method_calls = by_name
+        return iter(self._method_calls.get(name, ()))
 
     def datasets_in_file(self) -> list[DatasetValue]:
         out = []
