@@ -8,7 +8,7 @@ import libcst as cst
 
 from trainlint.facts import UNKNOWN, DatasetValue, argument, given, has_star_kwargs
 from trainlint import codemod
-from trainlint.facts import iter_calls, positional
+from trainlint.facts import TokenizerValue, iter_calls, positional
 from trainlint.facts import ModelValue, TFDatasetValue, iter_nodes, keyword, literal
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
@@ -97,11 +97,14 @@ class NoPaddingCollator(Rule):
             if fn is None:
                 continue
             for c in iter_calls(fn.body):
-                if not facts.is_tokenizer_call(c, fn):
-                    continue
-                target = c.func.value if isinstance(c.func, cst.Attribute) else c.func
-                if isinstance(target, cst.Name) and facts.lookup(target.value, trainer) is not None:
-                    return target.value
+                if facts.is_tokenizer_call(c, fn):
+                    names = [c.func.value if isinstance(c.func, cst.Attribute) else c.func]
+                else:  # `lambda b: encode(tokenizer, b["text"])`: the tokenizer handed to a helper
+                    names = [a.value for a in c.args
+                             if isinstance(a.value, cst.Name) and isinstance(facts.value_of(a.value, call), TokenizerValue)]
+                for target in names:
+                    if isinstance(target, cst.Name) and facts.lookup(target.value, trainer) is not None:
+                        return target.value
         return None
 
 
