@@ -283,6 +283,21 @@ def test_fixed_course_script_is_clear(kpy: str, tf_fixtures: Path, tmp_path: Pat
     assert "trainable variables moved" in notes, notes  # TL506: one train_step moves the weights
 
 
+@keras_probe
+def test_course_fix_with_tensorflow_keras_optimizer_is_tl808(kpy: str, tf_fixtures: Path, tmp_path: Path):
+    """The course's own fix, `from tensorflow.keras.optimizers import Adam`, imported before transformers'
+    TF code loads: a Keras 3 optimizer for a tf-keras model; compile raises, mapped to TL808."""
+    text = FIXED.format(fix=str(tf_fixtures)).replace(
+        "from tf_keras.optimizers import Adam", "from tensorflow.keras.optimizers import Adam"
+    )
+    report, by_code = probe(tmp_path, kpy, text)
+    f = by_code["TL808"]
+    assert f.probe.status is ProbeStatus.CONFIRMED, explain(report)
+    assert "Could not interpret optimizer identifier" in f.probe.evidence, f.probe.evidence
+    assert f.start.row == line_of(text, "model.compile("), explain(report)
+    assert "TL707" not in by_code, explain(report)
+
+
 # ---------------------------------------------------------------- plain Keras models
 
 
