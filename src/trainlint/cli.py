@@ -68,9 +68,12 @@ def main() -> None:
 @click.option("--fix", "fix", is_flag=True, help="Apply the safe fixes (with --unsafe-fixes the unsafe ones too) and report what remains; with `-`, print the fixed source.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply the fixes that change behaviour; alone, show them as available.")
 @click.option("--diff", "diff", is_flag=True, help="Print a unified diff of the fixes and write nothing; exit 1 if there would be changes.")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Worker processes (default 0: all cores; 1: serial). The output is the same for any value.")
+@click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False), envvar="TRAINLINT_CACHE_DIR", help="Where results of unchanged files are kept [default: .trainlint_cache in the project root].")
+@click.option("--no-cache", is_flag=True, envvar="TRAINLINT_NO_CACHE", help="Lint every file again; read and write no cache.")
 def check(paths, select, ignore, extend_select, output_format, exit_zero, statistics, config_file, quiet, verbose,
           stdin_filename, force_exclude, probe, python, probe_timeout, probe_rows, tiny_model, overfit,
-          fix=False, unsafe_fixes=False, diff=False) -> None:
+          fix=False, unsafe_fixes=False, diff=False, jobs=0, cache_dir=None, no_cache=False) -> None:
     """Lint PATH... (files and directories; `-` reads stdin)."""
     from trainlint.config import ConfigError, load_settings
 
@@ -98,7 +101,7 @@ def check(paths, select, ignore, extend_select, output_format, exit_zero, statis
     try:
         code = _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, stdin_filename,
                     force_exclude, probe, python, probe_timeout, probe_rows, tiny_model, overfit, script_args,
-                    fixing=_Fixing(fix, unsafe_fixes, diff))
+                    fixing=_Fixing(fix, unsafe_fixes, diff), jobs=jobs, cache=_cache(settings, cache_dir, no_cache))
     except click.ClickException:
         raise
     except BrokenPipeError:  # `trainlint . | head`: the reader went away, not an error of ours
@@ -115,10 +118,12 @@ def check(paths, select, ignore, extend_select, output_format, exit_zero, statis
 
 
 def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, stdin_filename, force_exclude,
-         probe, python, probe_timeout, probe_rows, tiny_model, overfit, script_args, fixing=None) -> int:
-    from trainlint.engine import FileResult, lint_file, lint_text
+         probe, python, probe_timeout, probe_rows, tiny_model, overfit, script_args, fixing=None, jobs=1,
+         cache=None) -> int:
+    from trainlint.engine import FileResult, lint_text
     from trainlint.files import discover
     from trainlint.formats import Run, get_writer
+    from trainlint.parallel import lint_files
 
     if not paths:
         raise click.UsageError("no paths given: try `trainlint .` or `trainlint train.py`")
@@ -131,12 +136,16 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
         results.append(lint_text(text, name, settings))
         if fixing is not None and fixing.active:
             results[-1] = fixing.stdin(text, results[-1], settings)
+    files = []
     for f in discover(file_paths, settings, force_exclude=force_exclude):
         if f.error == "no such file or directory":
             click.echo(f"trainlint: {f.display}: no such file or directory", err=True)
             usage_error = True
             continue
-        results.append(lint_file(f.path, settings, f.display) if f.error is None else _unreadable(f))
+        files.append(f)
+    # cached results first, then the rest in worker processes; the same output for any --jobs
+    for f, res in zip(files, lint_files(files, settings, jobs, cache)):
+        results.append(res)
         if fixing is not None and fixing.active and f.error is None:
             results[-1] = fixing.file(f.path, f.display, results[-1], settings)
 
@@ -248,6 +257,16 @@ class _Fixing:
         if self.errors or any(r.internal_error for r in results):
             return 2
         return 1 if self.diffs else 0
+
+
+def _cache(settings, cache_dir, no_cache):
+    """The result cache of this run: ``--cache-dir``, else ``.trainlint_cache`` in the project root
+    (where the config file is, else the working directory); None with ``--no-cache``."""
+    if no_cache:
+        return None
+    from trainlint.cache import DIRNAME, Cache
+
+    return Cache(cache_dir or (settings.project_root or Path.cwd()) / DIRNAME, settings)
 
 
 def _unreadable(f):

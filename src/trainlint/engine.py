@@ -289,15 +289,22 @@ def lint_file(path: Path, settings: Settings, display: str | None = None) -> Fil
     return lint_text(text, name, settings)
 
 
-def lint_paths(paths: Iterable[Path | str], settings: Settings | None = None, jobs: int | None = 1) -> list[FileResult]:
-    """Lint files and directories. Results in a deterministic order (by path)."""
+def lint_paths(paths: Iterable[Path | str], settings: Settings | None = None, jobs: int | None = 1,
+               cache_dir: Path | str | None = None) -> list[FileResult]:
+    """Lint files and directories. Results in a deterministic order (by path), the same for any
+    ``jobs`` (worker processes; None or 0: all cores). ``cache_dir``: reuse the results of unchanged
+    files from there (see :mod:`trainlint.cache`); None: no cache."""
     from trainlint.files import discover
+    from trainlint.parallel import lint_files
 
     settings = settings or Settings()
     files = discover([Path(p) for p in paths], settings)
-    return [lint_file(f.path, settings, f.display) if f.error is None
-            else FileResult(f.display, [_meta_finding("TL002", f.display, f"cannot read: {f.error}", 1, 1)])
-            for f in files]
+    cache = None
+    if cache_dir is not None:
+        from trainlint.cache import Cache
+
+        cache = Cache(Path(cache_dir), settings)
+    return lint_files(files, settings, jobs, cache)
 
 
 SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}

@@ -67,7 +67,7 @@ class Rule:
         return {
             attr[len("visit_") :]: attr
             for attr in dir(cls)
-            if attr.startswith("visit_") and callable(getattr(cls, attr))
+            if attr.startswith("visit_") and attr != "visit_methods" and callable(getattr(cls, attr))
         }
 
     @classmethod
