@@ -664,3 +664,18 @@ def test_full_format_previews_each_fix(tmp_path):
     assert "  = autofix (safe): Rename `evaluation_strategy=` to `eval_strategy=`\n    @@ -2 +2 @@\n" in out
     assert '    -args = TrainingArguments("out", evaluation_strategy="epoch")\n' in out
     assert '    +args = TrainingArguments("out", eval_strategy="epoch")\n' in out
+
+
+def test_fixes_that_do_not_converge_change_nothing(monkeypatch):
+    import trainlint.engine as engine
+    import trainlint.fixes as fixes
+
+    class Result:
+        def __init__(self, findings):
+            self.findings = findings
+
+    # a rule whose fix never silences it: every pass would add the same line again
+    monkeypatch.setattr(engine, "lint_text", lambda src, name, settings: Result([_finding(((1, 1), (1, 1), "# x\n"))]))
+    result = fixes.fix_source("import torch\n", "t.py", Settings(), max_passes=4)
+    assert result.source == "import torch\n" and not result.fixed
+    assert "did not converge after 4 passes" in result.error

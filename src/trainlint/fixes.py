@@ -177,6 +177,13 @@ def fix_source(source: str, filename: str, settings, unsafe: bool = False,
         result = lint_text(new, filename, settings)
         fixed.extend(applied)
         current, findings = new, result.findings
+    else:
+        if any(applicable(f.fix, unsafe) for f in findings):
+            # a fix that does not silence its finding would be applied again and again: keep the original
+            codes = ", ".join(sorted({f.code for f in findings if applicable(f.fix, unsafe)}))
+            error = (f"the fixes of {codes} did not converge after {max_passes} passes; nothing was changed — "
+                     "please report this trainlint bug")
+            return FixResult(source, [], lint_text(source, filename, settings).findings, error)
     return FixResult(current, fixed, findings, error)
 
 
