@@ -182,25 +182,43 @@ def test_rdjson_matches_reviewdogs_format():
     assert [d["code"]["value"] for d in doc["diagnostics"]] == [f.code for f in findings]
 
 
-def test_rdjson_suggestions_are_the_fix_edits_in_utf8_columns():
+def _apply_line_suggestion(source: str, s: dict) -> str:
+    lines = source.splitlines()
+    a, b = s["range"]["start"]["line"], s["range"]["end"]["line"]
+    assert "column" not in s["range"]["start"] and "column" not in s["range"]["end"]  # line-based
+    return "\n".join(lines[: a - 1] + ([s["text"]] if s["text"] else []) + lines[b:]) + "\n"
+
+
+def test_rdjson_suggestion_is_the_fix_and_columns_are_utf8_bytes():
+    from trainlint.fixes import apply_fixes
+
     findings, text = _render("rdjson")
     diags = json.loads(text)["diagnostics"]
-    lines = SOURCE.splitlines()
     for f, d in zip(findings, diags):
         if f.fix is None:
             assert "suggestions" not in d
             continue
-        assert [s["text"] for s in d["suggestions"]] == [e.content for e in f.fix.edits]
+        (s,) = d["suggestions"]  # reviewdog's GitHub reporter posts one suggestion per comment
+        assert _apply_line_suggestion(SOURCE, s) == apply_fixes(SOURCE, [f], unsafe=True)[0]
     # the finding after "données" (é is 2 bytes in UTF-8): byte column = character column + 1
+    lines = SOURCE.splitlines()
     f, d = next((f, d) for f, d in zip(findings, diags) if f.code == "TL805" and f.start.row == 8)
     assert lines[7][f.start.column - 1:].startswith("evaluation_strategy")
     assert d["location"]["range"]["start"] == {"line": 8, "column": f.start.column + 1}
-    assert d["suggestions"][0]["range"]["start"]["column"] == f.fix.edits[0].start.column + 1
-    # applying the suggestions by bytes gives the fixed line
-    raw = lines[7].encode()
-    s = d["suggestions"][0]
-    a, b = s["range"]["start"]["column"] - 1, s["range"]["end"]["column"] - 1
-    assert (raw[:a] + s["text"].encode() + raw[b:]).decode() == lines[7].replace("evaluation_strategy", "eval_strategy")
+    assert d["location"]["range"]["end"]["column"] == f.end.column + 1
+
+
+def test_rdjson_fix_with_a_far_import_suggests_the_line_and_names_the_rest():
+    source = ("import evaluate\nfrom transformers import Trainer\nmetric = evaluate.load('accuracy')\n\n\n\n"
+              "def compute_metrics(p):\n    return metric.compute(predictions=p.predictions, references=p.label_ids)\n\n"
+              "trainer = Trainer(model, compute_metrics=compute_metrics)\n")
+    findings, text = _render("rdjson", source)
+    (d,) = [d for d in json.loads(text)["diagnostics"] if d["code"]["value"] == "TL601"]
+    (s,) = d["suggestions"]
+    assert s["range"] == {"start": {"line": 8}, "end": {"line": 8}}
+    assert s["text"] == "    return metric.compute(predictions=np.argmax(p.predictions, axis=-1), references=p.label_ids)"
+    assert "the fix also adds `import numpy as np` at line 3" in d["message"]
+    check_rdjson(json.loads(text))
 
 
 def test_rdjson_empty_run():
