@@ -479,20 +479,20 @@ class MisalignedLabels(Rule):
         return found
 
     def _shuffle_calls(self, scope) -> list[cst.Call]:
+        """The shuffling calls of one scope (all scopes computed in one pass over the calls)."""
         cache = getattr(self, "_cache", None)
         if cache is None:
             cache = self._cache = {}
-        if scope not in cache:
             facts = self.ctx.facts
-            out = []
             for call in facts.index.get("Call", ()):
-                if facts.where[call].function is not scope:
+                func = call.func
+                name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+                if name not in ("shuffle", "permutation", "sample"):
                     continue
                 qn = facts.callee(call) or ""
                 if qn in _INPLACE_SHUFFLES or qn in _COPY_SHUFFLES or self._rng_shuffle(call):
-                    out.append(call)
-            cache[scope] = out
-        return cache[scope]
+                    cache.setdefault(facts.where[call].function, []).append(call)
+        return cache.get(scope, [])
 
     def _rng_shuffle(self, call: cst.Call) -> bool:
         """`rng.shuffle(x)` with `rng = np.random.default_rng(...)` / `RandomState(...)` / `random.Random(...)`."""
