@@ -698,3 +698,49 @@ def test_tl502_tl503_quiet_for_sgd_and_linear_probes():
     """
     for src in (sgd, probe):
         assert [c for c in codes(src, "ALL") if c in ("TL502", "TL503")] == [], src
+
+
+def test_tl702_frozen_teacher_in_eval_mode_is_fine():
+    src = """
+    import torch
+    teacher.eval()
+    student.train()
+    optimizer = torch.optim.AdamW(student.parameters(), lr=5e-5)
+    for batch in loader:
+        with torch.no_grad():
+            t_logits = teacher(**batch).logits
+        s_out = student(**batch)
+        loss = kd_loss(s_out.logits, t_logits) + s_out.loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    """
+    assert codes(src, "TL702") == []
+    assert codes(src.replace("student.train()", "student.eval()"), "TL702") == ["TL702"]
+    # no optimizer in sight: the teacher is recognised by being run under no_grad
+    no_opt = src.replace("torch.optim.AdamW(student.parameters(), lr=5e-5)", "make_optimizer()")
+    assert codes(no_opt, "TL702") == []
+
+
+def test_tl703_summed_losses_backpropagated_later():
+    src = """
+    import torch
+    for batch in loader:
+        loss = model(**batch).loss
+        loss.backward()
+        loss_sum += loss
+    (loss_sum / 4).backward()
+    """
+    assert codes(src, "TL703") == []
+
+
+def test_big_file_stays_fast():
+    import time
+
+    one = (ROOT / "rules" / "TL702.md").read_text()
+    block = "\n".join(ex.code for ex in parse_doc("TL702", one).bad + parse_doc("TL702", one).good)
+    src = "import torch\nfrom transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments\n"
+    src += "\n".join([block] * 60)
+    start = time.perf_counter()
+    lint_source(src, "big.py", Settings(select=CODES))
+    assert time.perf_counter() - start < 20

@@ -121,6 +121,7 @@ class StepDoesNotMoveWeights(Rule):
 # Learning rates for fine-tuning (TL502, TL503), the optimizer's model (TL504), fp16 on CPU (TL505).
 
 import re  # noqa: E402
+import weakref  # noqa: E402
 
 from trainlint.facts import ModelValue, has_star_kwargs, iter_nodes, keyword, literal  # noqa: E402
 
@@ -195,13 +196,22 @@ def optimizer_model(ctx, call: cst.Call) -> tuple[cst.BaseExpression, ModelValue
 _FREEZES = re.compile(r"requires_grad\s*=\s*False|requires_grad_\(\s*(?:requires_grad\s*=\s*)?False|\bfreeze")
 
 
+_FROZEN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _adapters_or_frozen(ctx) -> bool:
+    """The script trains PEFT adapters or freezes weights (memoised per file)."""
+    if ctx not in _FROZEN:
+        _FROZEN[ctx] = ctx.facts.imports.uses("peft") or bool(_FREEZES.search(ctx.source))
+    return _FROZEN[ctx]
+
+
 def fine_tuned_model(ctx, model: ModelValue | None) -> bool:
     """A pretrained transformers model that is fine-tuned in full: no PEFT adapters, no frozen base (a
     linear probe trains its new head at 1e-3), not a T5-style model trained with its usual 1e-3."""
     if model is None or not model.transformers or not model.pretrained:
         return False
-    facts = ctx.facts
-    if facts.imports.uses("peft") or _FREEZES.search(ctx.source):
+    if _adapters_or_frozen(ctx):
         return False
     ckpt = model.checkpoint.lower() if isinstance(model.checkpoint, str) else ""
     if any(f in ckpt for f in _HIGH_LR_FAMILIES) or model.cls.startswith(("T5", "MT5", "UMT5", "TFT5")):
@@ -309,7 +319,9 @@ class HighLearningRate(Rule):
         pretrained model of the file when the Trainer builds it with `model_init`)."""
         facts = self.ctx.facts
         models = []
-        for call in facts.trainer_calls():
+        if getattr(self, "_trainers", None) is None:
+            self._trainers = list(facts.trainer_calls())
+        for call in self._trainers:
             a = argument(call, "args", 1)
             if a is None:
                 continue
@@ -419,12 +431,20 @@ class OptimizerOnReplacedModel(Rule):
             )
             return
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._assigned: dict[int, str] | None = None
+        self._uses: dict[str, list[tuple[int, object]]] | None = None
+
     def _assignment_of(self, call: cst.Call) -> str | None:
-        facts = self.ctx.facts
-        for assign in facts.index.get("Assign", ()):
-            if assign.value is call and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
-                return assign.targets[0].target.value
-        return None
+        """`optimizer` in `optimizer = AdamW(...)` (one index of the file's assignments, built once)."""
+        if self._assigned is None:
+            self._assigned = {
+                id(a.value): a.targets[0].target.value
+                for a in self.ctx.facts.index.get("Assign", ())
+                if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name)
+            }
+        return self._assigned.get(id(call))
 
     @staticmethod
     def _keeps_model(value: cst.BaseExpression, name: str) -> bool:
@@ -444,15 +464,27 @@ class OptimizerOnReplacedModel(Rule):
         return True
 
     def _used_after(self, opt_name: str, start: int, end: int, scope) -> bool:
-        facts = self.ctx.facts
-        for n in facts.index.get("Call", ()):
-            w = facts.where[n]
-            if not (start < w.order < end) or w.function is not scope:
-                continue
-            for arg in iter_nodes(n, (cst.Name,)):
-                if arg.value == opt_name:
-                    return True
-        return False
+        """Is ``opt_name`` used by a call (`opt.step()`, `Trainer(optimizers=(opt, None))`) between the two
+        orders, in ``scope``? The calls' names are indexed once per file."""
+        if self._uses is None:
+            facts = self.ctx.facts
+            uses: dict[str, list[tuple[int, object]]] = {}
+            for call in facts.index.get("Call", ()):
+                w = facts.where[call]
+                names = []
+                root = call.func
+                while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
+                    root = root.func if isinstance(root, cst.Call) else root.value
+                if isinstance(root, cst.Name):
+                    names.append(root.value)
+                for a in call.args:
+                    v = a.value
+                    elems = [e.value for e in v.elements] if isinstance(v, (cst.Tuple, cst.List)) else [v]
+                    names.extend(e.value for e in elems if isinstance(e, cst.Name))
+                for n in names:
+                    uses.setdefault(n, []).append((w.order, w.function))
+            self._uses = uses
+        return any(start < order < end and fn is scope for order, fn in self._uses.get(opt_name, ()))
 
 
 @register

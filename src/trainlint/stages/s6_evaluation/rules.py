@@ -580,7 +580,9 @@ class UnknownMetricForBestModel(Rule):
 
     def _trainers(self, args_call: cst.Call):
         facts = self.ctx.facts
-        for call in facts.trainer_calls():
+        if getattr(self, "_trainer_calls", None) is None:
+            self._trainer_calls = list(facts.trainer_calls())
+        for call in self._trainer_calls:
             a = argument(call, "args", 1)
             if a is args_call:
                 yield call

@@ -32,6 +32,7 @@ class ScriptErrorBeforeTraining(Rule):
 # call is filed under the loops around it (up to the enclosing function).
 
 import dataclasses  # noqa: E402
+import re  # noqa: E402
 import weakref  # noqa: E402
 
 import libcst as cst  # noqa: E402
@@ -261,11 +262,15 @@ class WrongTrainEvalMode(Rule):
     def visit_While(self, node: cst.While) -> None:
         """Nothing to check per node: asking for `While` makes the engine record where those loops are."""
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._modes_memo: dict = {}
+
     def finish(self) -> None:
         facts = self.ctx.facts
         lf = loop_facts(facts)
         self._backward_under_no_grad(lf)
-        training_loops = []
+        training_loops: list = []
         for b in lf.backward:
             loops = lf.loops_of[b]
             if loops and loops[-1] not in training_loops:
@@ -273,25 +278,59 @@ class WrongTrainEvalMode(Rule):
         models = {recv for _, recv, _ in lf.modes}
         if not models:
             return
-        called = {}  # loop -> names called as functions inside it (`model(...)`)
+        # loop -> model name -> the calls `model(...)` inside it (nested loops included)
+        called: dict = {}
         for call in lf.calls:
             if isinstance(call.func, cst.Name) and call.func.value in models:
                 for L in loops_around(facts, call):
-                    called.setdefault(L, set()).add(call.func.value)
-        done: set = set()
+                    called.setdefault(L, {}).setdefault(call.func.value, []).append(call)
+        trained = self._trained_models(lf, models, training_loops, called)
+        # the loops of each scope in document order: where the evaluation after a training loop can be
+        by_scope: dict = {}
+        for L in called:
+            if L in facts.where:
+                by_scope.setdefault(facts.where[L].function, []).append(L)
+        for loops in by_scope.values():
+            loops.sort(key=lambda L: _order(facts, L))
+        steps = lf.backward + lf.optimizer_steps
         for loop in training_loops:
             scope = facts.where[loop].function
-            for name in sorted(models & called.get(loop, set())):
-                if (loop, name) in done:
-                    continue
-                done.add((loop, name))
+            for name in sorted(trained & set(called.get(loop, {}))):
                 self._eval_before_training(lf, loop, scope, name)
-                self._evaluation_after(lf, loop, scope, name, training_loops, called)
-        self._evaluation_with_gradients(lf, called)
+                self._evaluation_after(lf, loop, scope, name, training_loops, called, by_scope.get(scope, []), steps)
+        self._evaluation_with_gradients(lf, called, steps)
 
-    def _modes(self, lf, name, scope):
+    def _trained_models(self, lf, models: set, training_loops, called) -> set:
+        """The models the optimizer trains: owners of `torch.optim.X(model.parameters())`; without one, the
+        models called with gradients on in a training loop that are not named like a frozen teacher /
+        reference / EMA copy (those are meant to stay in eval mode)."""
+        from trainlint.stages.s5_optimizer.rules import optimizer_model, torch_optimizer
+
         facts = self.ctx.facts
-        return [(c, m) for c, r, m in lf.modes if r == name and facts.where[c].function is scope]
+        owners = set()
+        for call in facts.index.get("Call", ()):
+            if torch_optimizer(self.ctx, call) is not None:
+                found = optimizer_model(self.ctx, call)
+                if found is not None and dotted(found[0]):
+                    owners.add(dotted(found[0]))
+        if owners:
+            return models & owners
+        out = set()
+        for name in models:
+            if re.search(r"teacher|ref|target|ema|frozen|old|base", name, re.I):
+                continue
+            calls = [c for L in training_loops for c in called.get(L, {}).get(name, ())]
+            if calls and not all(_no_grad_block(facts, c) is not None for c in calls):
+                out.add(name)
+        return out
+
+    def _modes(self, lf, name, scope) -> list:
+        """(call, "train" | "eval") for `name.train()` / `name.eval()` in ``scope``, in document order."""
+        key = (name, scope)
+        if key not in self._modes_memo:
+            facts = self.ctx.facts
+            self._modes_memo[key] = [(c, m) for c, r, m in lf.modes if r == name and facts.where[c].function is scope]
+        return self._modes_memo[key]
 
     def _eval_before_training(self, lf, loop, scope, name) -> None:
         facts = self.ctx.facts
@@ -299,22 +338,22 @@ class WrongTrainEvalMode(Rule):
         start = _order(facts, loop)
         if any(m == "train" and _inside(facts, c, loop) for c, m in modes):
             return
-        # the last mode switch before the loop (outside it)
-        before = [(c, m) for c, m in modes if _order(facts, c) < start]
-        enclosing = [L for L in loops_around(facts, loop)]
-        for outer in enclosing:
+        for outer in loops_around(facts, loop):
             # in an epoch loop: an eval() after this training loop, and no train() in the epoch loop
             inner = [(c, m) for c, m in modes if _inside(facts, c, outer)]
-            if any(m == "eval" for c, m in inner if _order(facts, c) > start) and not any(m == "train" for _, m in inner):
-                c = next(c for c, m in inner if m == "eval" and _order(facts, c) > start)
+            if any(m == "train" for _, m in inner):
+                continue
+            late = next((c for c, m in inner if m == "eval" and _order(facts, c) > start), None)
+            if late is not None:
                 self.report(
-                    c,
-                    f"`{self.ctx.code(c)}` runs after the training loop, inside the loop around it, and nothing "
+                    late,
+                    f"`{self.ctx.code(late)}` runs after the training loop, inside the loop around it, and nothing "
                     f"calls `{name}.train()` again: from the second pass on, `{name}` trains in eval mode "
                     "(dropout off, batch-norm statistics frozen) and learns worse than expected",
                     hint=f"call `{name}.train()` at the start of each training pass",
                 )
                 return
+        before = [(c, m) for c, m in modes if _order(facts, c) < start]
         if before and before[-1][1] == "eval":
             c = before[-1][0]
             self.report(
@@ -325,51 +364,46 @@ class WrongTrainEvalMode(Rule):
                 hint=f"call `{name}.train()` before the training loop (and `{name}.eval()` only around evaluation)",
             )
 
-    def _evaluation_after(self, lf, loop, scope, name, training_loops, called) -> None:
+    def _evaluation_after(self, lf, loop, scope, name, training_loops, called, scope_loops, steps) -> None:
+        """The evaluation loops that follow a training loop (up to the next one) and run the model under
+        `no_grad` without `model.eval()` in between."""
         facts = self.ctx.facts
         start = _order(facts, loop)
         modes = self._modes(lf, name, scope)
-        for other in [*facts.index.get("For", ()), *facts.index.get("While", ())]:
-            if other in training_loops or facts.where[other].function is not scope:
-                continue
+        for other in scope_loops:
             o = _order(facts, other)
-            if o <= start or _inside(facts, other, loop) or name not in called.get(other, set()):
+            if o <= start or _inside(facts, other, loop):
                 continue
-            if any(_inside(facts, s, other) for s in lf.optimizer_steps):
+            if other in training_loops:
+                break  # the next training pass: its own evaluation is checked from there
+            calls = called.get(other, {}).get(name)
+            if not calls or any(_inside(facts, s, other) for s in steps):
                 continue
-            # the mode switches between the training loop and this loop (and inside this loop)
-            between = [(c, m) for c, m in modes if start < _order(facts, c) and
-                       (_order(facts, c) < o or _inside(facts, c, other))]
-            model_calls = [c for c in lf.calls if isinstance(c.func, cst.Name) and c.func.value == name
-                           and _inside(facts, c, other)]
-            grads_off = all(_no_grad_block(facts, c) is not None for c in model_calls)
-            last = between[-1][1] if between else "train"
-            if last != "eval" and not any(m == "eval" for _, m in between):
-                if grads_off:
-                    self.report(
-                        other,
-                        f"this evaluation loop runs `{name}` after training without `{name}.eval()`: dropout is still "
-                        "on, so the predictions are noisy and the metrics lower (and different on every run)",
-                        hint=f"call `{name}.eval()` before the evaluation loop (and `{name}.train()` before training again)",
-                    )
+            between = [m for c, m in modes if start < _order(facts, c) and (_order(facts, c) < o or _inside(facts, c, other))]
+            if "eval" in between:
                 continue
+            if all(_no_grad_block(facts, c) is not None for c in calls):
+                self.report(
+                    other,
+                    f"this evaluation loop runs `{name}` after training without `{name}.eval()`: dropout is still "
+                    "on, so the predictions are noisy and the metrics lower (and different on every run)",
+                    hint=f"call `{name}.eval()` before the evaluation loop (and `{name}.train()` before training again)",
+                )
 
-    def _evaluation_with_gradients(self, lf, called) -> None:
+    def _evaluation_with_gradients(self, lf, called, steps) -> None:
         """A loop that runs the model in eval mode, outside `no_grad`, and keeps its outputs."""
         facts = self.ctx.facts
         reported: set = set()
-        for loop, names in called.items():
-            if loop not in facts.where or any(_inside(facts, n, loop) for n in lf.backward + lf.optimizer_steps):
+        for loop, by_name in called.items():
+            if loop not in facts.where or any(_inside(facts, n, loop) for n in steps):
                 continue
             scope = facts.where[loop].function
             o = _order(facts, loop)
-            for name in sorted(names):
+            for name in sorted(by_name):
                 modes = [(c, m) for c, m in self._modes(lf, name, scope) if _order(facts, c) < o or _inside(facts, c, loop)]
                 if not modes or modes[-1][1] != "eval":
                     continue
-                calls = [c for c in lf.calls if isinstance(c.func, cst.Name) and c.func.value == name
-                         and _inside(facts, c, loop)]
-                if all(_no_grad_block(facts, c) is not None for c in calls):
+                if all(_no_grad_block(facts, c) is not None for c in by_name[name]):
                     continue
                 kept = _kept_output(loop, name)
                 if kept is None or kept in reported:
@@ -437,8 +471,8 @@ class LossAccumulatedAsTensor(Rule):
         lf = loop_facts(facts)
         backs = [b for b in lf.backward if _inside(facts, b, loop)]
         # the accumulated tensor is what gets backpropagated: intentional (e.g. several losses summed)
-        if target is not None and any(_receiver(b) == target or
-                                      any(dotted(a.value) == target for a in b.args) for b in lf.backward):
+        if target is not None and any(target in {dotted(n) for n in iter_nodes(b, (cst.Name, cst.Attribute))}
+                                      for b in lf.backward):
             return
         if not any(text in {dotted(n) for n in iter_nodes(b, (cst.Name, cst.Attribute))} for b in backs):
             return

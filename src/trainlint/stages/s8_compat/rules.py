@@ -403,7 +403,6 @@ class TFModelOnTransformers5(Rule):
     code = "TL807"
     name = "tf-model-on-transformers-5"
     severity = Severity.ERROR
-    probe = "The ImportError is reported at the script's own line."
     triggers = ("TF", "create_optimizer", "AdamWeightDecay", "KerasMetricCallback", "PushToHubCallback")
 
     def _report(self, node: cst.CSTNode, what: str) -> None:
