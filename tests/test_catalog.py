@@ -128,7 +128,7 @@ def test_probe_and_fix_sections_match_the_rule(code):
     if rule.probe:
         assert not probe.startswith("Static only"), f"rules/{code}.md: the rule has a probe ({rule.probe!r})"
     else:
-        assert probe.startswith("Static only."), f"rules/{code}.md: no probe: `## Probe` must say `Static only.`"
+        assert probe.startswith("Static only"), f"rules/{code}.md: no probe: `## Probe` must say `Static only.`"
     if rule.fix is not None:
         assert "Fix" in doc.sections, f"rules/{code}.md: the rule has a {rule.fix.value} autofix: add `## Fix`"
         text = doc.sections["Fix"].lower()
