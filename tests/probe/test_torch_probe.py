@@ -223,8 +223,9 @@ def test_loop_without_zero_grad_and_in_eval_mode(tiny_env, tmp_path):
     statics = [static(script, "TL701", line_of(LOOP, "for step")),
                static(script, "TL502", line_of(LOOP, "AdamW")),
                static(script, "TL705", line_of(LOOP, "model.eval()"))]  # a code the loop probe never checks
-    report = probe(script, statics, tiny_model=True)
+    report = probe(script, statics, tiny_model=True, overfit=10)
     assert report.outcome == "reached-training", explain(report)
+    assert any("--overfit 10: the loop's batch of step 2" in n for n in report.notes), report.notes
     [f] = by_code(report, "TL701")
     assert f.probe.status is ProbeStatus.CONFIRMED, explain(report)
     assert "still hold step 1's gradients" in f.probe.evidence

@@ -35,6 +35,7 @@ class LoopObserver:
         self.stale_line: int | None = None
         self.eval_mode_reported = False
         self.backward_line: int | None = None
+        self.captured: Any = None
         self.snap: list = []
         self.first_line: int | None = None
 
@@ -167,6 +168,8 @@ class LoopObserver:
                 )
         self.snap = []
         if self.steps == 1:
+            if int(h.options.get("overfit") or 0) > 0:
+                h.guarded("overfit capture", self._capture_inputs, optimizer)
             return
         # Second step: the loop checks are complete.
         if self.stale:
@@ -181,10 +184,71 @@ class LoopObserver:
         if not self.eval_mode_reported:
             h.checked("TL702")
         h.checked("TL804", "TL805", "TL801", "TL802")
+        overfit = int(h.options.get("overfit") or 0)
+        if overfit > 0:
+            h.phase("overfit")
+            with h.busy():
+                h.guarded("overfit", self._overfit, optimizer, overfit, line)
         h.stop(
             "reached-training",
             f"stopped the hand-written loop after observing two optimizer steps ({h.where(line)})",
             line,
+        )
+
+    # -- --overfit N for a hand-written loop: replay the model call of step 2 on the same inputs
+    def _capture_inputs(self, optimizer: Any) -> None:
+        held = {id(p) for p in s5.optimizer_params(optimizer)}
+        for name, m in self.frame_modules():
+            if any(id(p) in held for p in m.parameters()):
+                def pre_hook(module: Any, args: Any, kwargs: Any) -> None:
+                    if not self.h.is_busy() and self.captured is None:
+                        self.captured = (module, args, dict(kwargs))
+
+                self.capture_handle = m.register_forward_pre_hook(pre_hook, with_kwargs=True)
+                return
+
+    def _overfit(self, optimizer: Any, n: int, line: int | None) -> None:
+        from trainlint.probe import curve
+
+        h = self.h
+        handle = getattr(self, "capture_handle", None)
+        if handle is not None:
+            handle.remove()
+        if self.captured is None:
+            h.note("--overfit: the model call of the training step was not seen; nothing replayed")
+            return
+        module, args, kwargs = self.captured
+        module.train()
+        losses: list[float] = []
+        for _ in range(n):
+            optimizer.zero_grad(set_to_none=True)
+            out = module(*args, **kwargs)
+            loss = getattr(out, "loss", None)
+            if loss is None and isinstance(out, dict):
+                loss = out.get("loss")
+            if loss is None:
+                h.note("--overfit: the model does not return its loss (the loop computes it outside): not replayed")
+                return
+            loss = loss.mean() if loss.dim() > 0 else loss
+            value = float(loss.detach())
+            losses.append(value)
+            if not math.isfinite(value):
+                break
+            loss.backward()
+            optimizer.step()
+        verdict, text = curve.report(losses)
+        lr = max(float(g.get("lr", 0.0)) for g in optimizer.param_groups)
+        head = f"--overfit {n}: the loop's batch of step 2, {type(optimizer).__name__} lr={lr:g}"
+        h.detail(head + "\n" + text)
+        h.note(f"{head}: {verdict.kind}: {verdict.summary}")
+        if verdict.ok:
+            h.checked("TL706")
+            return
+        h.finding(
+            "TL706",
+            f"the model cannot overfit one batch: the loss {verdict.kind} ({verdict.summary}); likely: {verdict.causes}",
+            evidence=f"loss curve {[round(x, 4) for x in losses[:40]]}\n{curve.plot(losses)}",
+            line=line,
         )
 
 
