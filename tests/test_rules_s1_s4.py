@@ -853,3 +853,46 @@ def test_tl404_quiet_with_both_labels_or_internal_loss():
         ('"start_positions"', 'metrics=["accuracy"]'),
     ):
         assert "TL404" not in codes(TL404_BASE.format(labels=labels, loss=loss), select="ALL")
+
+
+def test_tl403_module_forward_and_self_attributes():
+    src = """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(784, 10)
+            self.act = nn.Softmax(dim=1)
+
+        def forward(self, x):
+            return self.act(self.fc(x))
+
+    class Good(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(784, 10)
+
+        def forward(self, x):
+            if self.training:
+                return self.fc(x)
+            return F.softmax(self.fc(x), dim=1)
+
+    class Loop:
+        def __init__(self):
+            self.criterion = nn.CrossEntropyLoss()
+
+        def step(self, model, x, y):
+            return self.criterion(torch.softmax(model(x), -1), y)
+
+    model = Net().to("cpu")
+    good = Good()
+    criterion = nn.CrossEntropyLoss()
+    loss = criterion(model(x), y)
+    loss2 = criterion(good(x), y)
+    """
+    found = lint(src, select="TL403")
+    assert [f.start.row for f in found] == [13, 30]
+    assert "(through `model(x)`)" in found[0].message

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from trainlint.facts import ModelValue, TFDatasetValue, argument, keyword, literal
+from trainlint.facts import ModelValue, TFDatasetValue, argument, iter_nodes, keyword, literal
 from trainlint import codemod
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
@@ -215,6 +215,10 @@ _KERAS_FROM_LOGITS = frozenset({"SparseCategoricalCrossentropy", "CategoricalCro
                                 "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy"})
 
 
+def _is_self_attr(expr) -> bool:
+    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
+
+
 def _torch_name(qn: str | None) -> str | None:
     """`torch.nn.modules.loss.CrossEntropyLoss` → `torch.nn.CrossEntropyLoss`."""
     if not qn:
@@ -256,6 +260,8 @@ class ActivationBeforeLoss(Rule):
         if isinstance(ctor, cst.Name):
             b = facts.lookup(ctor.value, call)
             ctor = b.value if b is not None else None
+        elif _is_self_attr(ctor):  # self.criterion(...) with self.criterion = nn.CrossEntropyLoss()
+            ctor = self._self_attr(call, ctor.attr.value)
         if isinstance(ctor, cst.Call):
             cq = _torch_name(facts.callee(ctor))
             if cq in _LOGIT_LOSSES and not cq.startswith("torch.nn.functional."):
@@ -287,15 +293,68 @@ class ActivationBeforeLoss(Rule):
             return func.attr.value, expr  # logits.softmax(-1)
         if isinstance(func, cst.Call) and _torch_name(facts.callee(func)) in _ACTIVATION_MODULES:
             return _ACTIVATION_MODULES[_torch_name(facts.callee(func))], expr  # nn.Softmax(dim=1)(x)
-        if isinstance(func, cst.Name):  # model(x) with model = nn.Sequential(..., nn.Softmax(dim=1))
+        if _is_self_attr(func):  # self.softmax(x) with self.softmax = nn.Softmax(dim=1)
+            module = self._self_attr(expr, func.attr.value)
+            if isinstance(module, cst.Call) and _torch_name(facts.callee(module)) in _ACTIVATION_MODULES:
+                return _ACTIVATION_MODULES[_torch_name(facts.callee(module))], expr
+            return None
+        if isinstance(func, cst.Name):  # model(x): a model whose output is an activation
             b = facts.lookup(func.value, expr)
-            if b is not None and isinstance(b.value, cst.Call) and _torch_name(facts.callee(b.value)) == "torch.nn.Sequential":
-                layers = [a.value for a in b.value.args if a.keyword is None and not a.star]
+            made = b.value if b is not None else None
+            while (isinstance(made, cst.Call) and isinstance(made.func, cst.Attribute)
+                   and made.func.attr.value in ("to", "cuda", "cpu", "float", "double")):
+                made = made.func.value  # Net().to(device)
+            if not isinstance(made, cst.Call):
+                return None
+            if _torch_name(facts.callee(made)) == "torch.nn.Sequential":  # nn.Sequential(..., nn.Softmax(dim=1))
+                layers = [a.value for a in made.args if a.keyword is None and not a.star]
                 if layers and isinstance(layers[-1], cst.Call):
                     last = _torch_name(facts.callee(layers[-1]))
                     if last in _ACTIVATION_MODULES:
                         return _ACTIVATION_MODULES[last], layers[-1]
+                return None
+            if isinstance(made.func, cst.Name) and depth < 3:  # class Net(nn.Module) whose forward returns softmax
+                cb = facts.lookup(made.func.value, made)
+                if cb is not None and isinstance(cb.value, cst.ClassDef):
+                    return self._forward_activation(cb.value, depth)
         return None
+
+    def _forward_activation(self, cls: cst.ClassDef, depth: int) -> tuple[str, cst.CSTNode] | None:
+        """The activation every `return` of `cls.forward` applies, if one does."""
+        facts = self.ctx.facts
+        fwd = next((st for st in cls.body.body if isinstance(st, cst.FunctionDef) and st.name.value == "forward"), None)
+        if fwd is None:
+            return None
+        found = None
+        for ret in iter_nodes(fwd.body, (cst.Return,)):
+            w = facts.where.get(ret)
+            if w is None or w.function is not fwd:
+                continue
+            act = self._activation(ret.value, ret, depth + 1) if ret.value is not None else None
+            if act is None or (found is not None and found[0] != act[0]):
+                return None
+            found = act
+        return found
+
+    def _self_attr(self, at: cst.CSTNode, attr: str) -> cst.BaseExpression | None:
+        """The value assigned to `self.<attr>` in the class enclosing `at` (one assignment only)."""
+        facts = self.ctx.facts
+        w = facts.where.get(at)
+        cls = w.inside(cst.ClassDef) if w is not None else None
+        if cls is None:
+            return None
+        cache = self.__dict__.setdefault("_attrs", {})
+        if cls not in cache:
+            values: dict[str, list] = {}
+            for a in facts.index.get("Assign", ()):
+                if facts.where[a].inside(cst.ClassDef) is not cls:
+                    continue
+                for t in a.targets:
+                    if _is_self_attr(t.target):
+                        values.setdefault(t.target.attr.value, []).append(a.value)
+            cache[cls] = values
+        vals = cache[cls].get(attr, [])
+        return vals[0] if len(vals) == 1 else None
 
     def _check_torch(self, call: cst.Call, loss: tuple[str, str]) -> None:
         name, expected = loss
@@ -318,7 +377,8 @@ class ActivationBeforeLoss(Rule):
             hint = "use `F.log_softmax(...)` before `NLLLoss`, or `CrossEntropyLoss` on the raw logits"
         else:
             return
-        self.report(act_node, f"{act} output given to `{name}`: {why}", hint=hint)
+        via = "" if act_node is inp else f" (through `{self.ctx.code(inp)}`)"
+        self.report(act_node, f"{act} output given to `{name}`{via}: {why}", hint=hint)
 
     # -- keras -------------------------------------------------------------------------------
     def _check_keras(self, call: cst.Call) -> None:
