@@ -182,9 +182,13 @@ def _meta_finding(code: str, filename: str, message: str, row: int, col: int) ->
 
 
 def _resolve(ctx: Context, module: cst.Module, source: str, filename: str, enabled: frozenset[str]) -> list[Finding]:
-    from libcst.metadata import MetadataWrapper, PositionProvider
+    from trainlint.positions import positions_of
 
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    # ranges of the reported nodes and of the fixes' nodes only (a full PositionProvider pass
+    # was half of a re-lint in the language server)
+    wanted = [rep.node for rep in ctx.reports]
+    wanted += [e.node for rep in ctx.reports if rep.fix for e in rep.fix.edits if e.node is not None]
+    positions = positions_of(module, wanted)
     noqa = _noqa_lines(source)
     out: list[Finding] = []
     seen: set[tuple] = set()

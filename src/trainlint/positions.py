@@ -1,0 +1,117 @@
+"""Source positions of the few nodes a file's findings need, without LibCST's full metadata pass.
+
+``MetadataWrapper(module).resolve(PositionProvider)`` records a range for every node of the module
+and, before that, walks the whole tree once more for the (empty) batch of batchable providers. It
+was about half of a re-lint in the language server (a 500-line script). Here the module's code is
+generated once with LibCST's own position-recording codegen state, but ranges are recorded only
+inside the requested nodes; lines and columns are tracked for every token, as LibCST does, so the
+ranges are the same as ``PositionProvider``'s (``tests/test_positions.py`` checks it).
+
+A lookup of a node that was not requested falls back to the full ``PositionProvider`` map.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterable, Iterator, Mapping
+
+import libcst as cst
+from libcst._position import CodeRange
+
+try:  # LibCST internals: guarded, the public (slower) path is the fallback
+    from libcst.metadata.position_provider import PositionProvider, PositionProvidingCodegenState
+
+    _FAST = True
+except ImportError:  # pragma: no cover
+    from libcst.metadata import PositionProvider
+
+    _FAST = False
+
+_NULL = contextlib.nullcontext()
+
+
+class _Recorder:
+    """Stands in for the provider: the codegen state writes ranges into ``_computed``."""
+
+    def __init__(self) -> None:
+        self._computed: dict[cst.CSTNode, CodeRange] = {}
+
+
+if _FAST:
+    class _WantedPositionsState(PositionProvidingCodegenState):
+        """Records ranges only while generating the code of a wanted node (and its children,
+        whose ranges LibCST hoists into their parent's)."""
+
+        # not a dataclass field: set on the instance after __init__ (the parent uses slots, the
+        # subclass has a __dict__)
+        def _update_position(self, value: str) -> None:
+            if "\n" in value or "\r" in value:
+                PositionProvidingCodegenState._update_position(self, value)
+            else:
+                self.column += len(value)
+
+        def before_codegen(self, node: cst.CSTNode) -> None:
+            if node in self.wanted:
+                self.depth += 1
+            if self.depth:
+                PositionProvidingCodegenState.before_codegen(self, node)
+
+        def after_codegen(self, node: cst.CSTNode) -> None:
+            if self.depth:
+                PositionProvidingCodegenState.after_codegen(self, node)
+            if node in self.wanted:
+                self.depth -= 1
+
+        def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+            if not self.depth:
+                return _NULL
+            return PositionProvidingCodegenState.record_syntactic_position(
+                self, node, start_node=start_node, end_node=end_node)
+
+
+class Positions(Mapping):
+    """node → ``CodeRange`` (1-based lines, 0-based columns), as ``PositionProvider`` gives."""
+
+    def __init__(self, module: cst.Module, wanted: Iterable[cst.CSTNode]) -> None:
+        self.module = module
+        self._map: dict[cst.CSTNode, CodeRange] = {}
+        self._full = False
+        wanted = set(wanted)
+        if not _FAST or not wanted:
+            return
+        try:
+            recorder = _Recorder()
+            state = _WantedPositionsState(default_indent=module.default_indent,
+                                          default_newline=module.default_newline, provider=recorder)
+            state.wanted = wanted
+            state.depth = 0
+            module._codegen(state)
+            self._map = recorder._computed
+        except Exception:  # a LibCST internal changed: the public path below
+            self._map = {}
+            self._compute_full()
+
+    def _compute_full(self) -> None:
+        from libcst.metadata import MetadataWrapper
+
+        self._map = dict(MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider))
+        self._full = True
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        try:
+            return self._map[node]
+        except KeyError:
+            if self._full:
+                raise
+            self._compute_full()
+            return self._map[node]
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        return iter(self._map)
+
+    def __len__(self) -> int:
+        return len(self._map)
+
+
+def positions_of(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Positions:
+    return Positions(module, nodes)
