@@ -239,3 +239,18 @@ def test_cli_reports_cells(course: Path, cli):
 def test_directory_walk_includes_notebooks(course: Path, cli):
     proc = cli(str(course.parent))
     assert "course.ipynb:cell 7:2:11: TL201" in proc.stdout
+
+
+def test_pre_commit_hook_covers_notebooks(tmp_path: Path):
+    import yaml
+    from identify.identify import tags_from_path
+
+    hooks = yaml.safe_load((Path(__file__).resolve().parent.parent / ".pre-commit-hooks.yaml").read_text())
+    (hook,) = [h for h in hooks if h["id"] == "trainlint"]
+    assert set(hook["types_or"]) == {"python", "jupyter"} and "types" not in hook
+    nb = tmp_path / "course.ipynb"
+    nb.write_text(jupyter_dumps(make_notebook()), encoding="utf-8")
+    py = tmp_path / "train.py"
+    py.write_text("import torch\n", encoding="utf-8")
+    for path in (nb, py):  # what pre-commit matches the hook's types against
+        assert tags_from_path(str(path)) & set(hook["types_or"])
