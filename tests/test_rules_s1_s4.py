@@ -896,3 +896,14 @@ def test_tl403_module_forward_and_self_attributes():
     found = lint(src, select="TL403")
     assert [f.start.row for f in found] == [13, 30]
     assert "(through `model(x)`)" in found[0].message
+
+
+def test_tl304_own_data_besides_a_hub_dataset_quiet():
+    src = """
+    from datasets import load_dataset
+    from transformers import AutoModelForSequenceClassification
+    imdb = load_dataset("imdb")
+    scores = load_dataset("csv", data_files="scores.csv")
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=1)
+    """
+    assert "TL304" not in codes(src, select="ALL")

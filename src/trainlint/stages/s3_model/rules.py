@@ -208,8 +208,8 @@ class HeadTaskMismatch(Rule):
                        "to match target batch_size (4096)\", or a collation error on the label lists)")
         elif value.head == "sequence-classification" and info.task == "language-modeling":
             symptom = (f"{info.display} is unlabelled text for language modelling, but `{value.cls}` needs a class "
-                       "label per example: with `group_texts` labels (token ids) the head trains on nonsense or "
-                       "fails with \"Target 50256 is out of bounds\"")
+                       "label per example: without one the Trainer fails with \"The model did not return a loss from "
+                       "the inputs\", and token-id labels (from `group_texts`) do not fit a per-sequence head")
         if symptom is None:
             return
         self.report(func, f"head-task mismatch: {symptom}",
@@ -290,7 +290,9 @@ class RegressionHeadOnClasses(Rule):
             return
         if "problem_type" in self.ctx.source:
             return
-        info = dataset_for_model(self.ctx, node)
+        info = _trained_dataset(self.ctx, node)
+        if info is None and not _OTHER_DATA.search(self.ctx.source):
+            info = facts.known_dataset()  # the file's only dataset, and no data of its own
         if info is None or info.task != "sequence-classification" or not info.num_labels or info.num_labels < 2:
             return
         self.report(
@@ -301,6 +303,10 @@ class RegressionHeadOnClasses(Rule):
             hint=f"pass `num_labels={info.num_labels}` (a binary task uses 2 outputs and cross-entropy)",
         )
 
+
+#: the script builds data of its own besides the hub datasets it loads
+_OTHER_DATA = re.compile(r"from_dict|from_pandas|from_list|from_csv|from_json|from_generator|load_from_disk|read_csv|"
+                         r"load_dataset\(\s*[\"'](?:csv|json|parquet|text|imagefolder)")
 
 _TYPO_ATTRS = frozenset({"require_grad", "requires_grads", "required_grad", "require_grads", "requires_gradient"})
 
