@@ -69,6 +69,17 @@ class LoopObserver:
         if self.first_line is None:
             self.first_line = line
         self.backward_line = line
+        if self.backwards == 1 and tensor.numel() >= 1:
+            value = tensor.detach().float()
+            if not bool(self.torch.isfinite(value).all()):
+                self.h.finding(
+                    "TL406",
+                    f"the loss is not finite at the first training step ({value.flatten()[:4].tolist()})",
+                    evidence=f"loss.backward() at {h.where(line)} on a loss of {value.flatten()[:4].tolist()}",
+                    line=line,
+                )
+            else:
+                self.h.checked("TL406")
         if self.steps >= 1 and not self.after_step_checked and self.optimizer is not None:
             self.after_step_checked = True
             stale = []
@@ -139,6 +150,26 @@ class LoopObserver:
                 self.reported_504 = True
                 return
         h.checked("TL504")
+        # TL308: trainable parameters the optimizer holds that got no / a non-finite gradient.
+        import torch
+
+        names = {}
+        for _, m in self.frame_modules():
+            for n, p in m.named_parameters():
+                names.setdefault(id(p), n)
+        trainable = [p for p in held if p.requires_grad]
+        no_grad = [names.get(id(p), "?") for p in trainable if p.grad is None]
+        bad = [names.get(id(p), "?") for p in trainable if p.grad is not None and not torch.isfinite(p.grad).all()]
+        if with_grad and (no_grad or bad):
+            parts = []
+            if no_grad:
+                parts.append(f"{len(no_grad)} of {len(trainable)} trainable parameters got no gradient: {no_grad[:5]}")
+            if bad:
+                parts.append(f"{len(bad)} got a non-finite gradient: {bad[:5]}")
+            h.finding("TL308", "; ".join(parts), evidence="at the first optimizer.step(): " + "; ".join(parts),
+                      line=self.backward_line or line)
+        elif with_grad:
+            h.checked("TL308")
 
     def on_step_post(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         h = self.h
