@@ -471,6 +471,8 @@ class Facts:
             self.imports.add(node)
         # scope (FunctionDef/Lambda or None for module) -> name -> bindings in order
         self.bindings: dict[cst.CSTNode | None, dict[str, list[Binding]]] = {}
+        #: `a, b = helper(...)`: target name -> (the call, the position unpacked)
+        self._unpacked: dict[cst.CSTNode, tuple[cst.Call, int]] = {}
         self._collect_bindings()
         self._values: dict[cst.CSTNode, Value | None] = {}
         self._tok: dict[cst.CSTNode, Tokenization] = {}
@@ -515,6 +517,10 @@ class Facts:
             values: Sequence = [None] * len(elements)
             if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(elements):
                 values = [e.value for e in value.elements]
+            elif isinstance(value, cst.Call) and all(isinstance(e, cst.Element) for e in target.elements):
+                for i, t in enumerate(elements):
+                    if isinstance(t, cst.Name):
+                        self._unpacked[t] = (value, i)
             for t, v in zip(elements, values):
                 self._bind_target(scope, t, v, order)
 
@@ -593,8 +599,11 @@ class Facts:
             return None
         if isinstance(expr, cst.Name):
             b = self.lookup(expr.value, at if at is not None else expr)
-            if b is None or b.value is None:
+            if b is None:
                 return None
+            if b.value is None:
+                unpacked = self._unpacked.get(b.target)
+                return self._unpacked_value(*unpacked, at or expr, _depth) if unpacked else None
             if isinstance(b.value, cst.FunctionDef):
                 return FunctionValue(b.value)
             if isinstance(b.value, cst.ClassDef):
@@ -670,13 +679,24 @@ class Facts:
                 return self._returned_value(v.node, depth)
         return None
 
+    def _single_return(self, fn: cst.FunctionDef) -> cst.Return | None:
+        returns = [r for r in self.index.get("Return", ()) if (w := self.where.get(r)) is not None and w.function is fn]
+        return returns[0] if len(returns) == 1 and returns[0].value is not None else None
+
     def _returned_value(self, fn: cst.FunctionDef, depth: int) -> Value | None:
         """What a local helper returns (``def load_data(): ...; return ds.map(tok)``), when it has
         exactly one ``return`` with a value."""
-        returns = [r for r in self.index.get("Return", ()) if (w := self.where.get(r)) is not None and w.function is fn]
-        if len(returns) != 1 or returns[0].value is None:
+        ret = self._single_return(fn)
+        return self.value_of(ret.value, ret, depth + 1) if ret is not None else None
+
+    def _unpacked_value(self, call: cst.Call, index: int, at: cst.CSTNode, depth: int) -> Value | None:
+        """``train, test = build_datasets(tok)`` where the helper ends with ``return a, b``."""
+        fn = self.function_def(call.func, call if call in self.where else at)
+        ret = self._single_return(fn) if isinstance(fn, cst.FunctionDef) else None
+        if ret is None or not isinstance(ret.value, (cst.Tuple, cst.List)) or index >= len(ret.value.elements):
             return None
-        return self.value_of(returns[0].value, returns[0], depth + 1)
+        element = ret.value.elements[index]
+        return self.value_of(element.value, ret, depth + 1) if isinstance(element, cst.Element) else None
 
     def _value_of_qualified_call(self, call: cst.Call, qn: str, at, depth) -> Value | None:
         short = qn.rsplit(".", 1)[-1]
