@@ -907,3 +907,14 @@ def test_tl304_own_data_besides_a_hub_dataset_quiet():
     model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=1)
     """
     assert "TL304" not in codes(src, select="ALL")
+
+
+def test_tl103_slice_across_the_class_boundary_is_a_warning():
+    src = """
+    from datasets import load_dataset
+    a = load_dataset("imdb", split="train[40%:60%]")
+    b = load_dataset("imdb", split="train[10%:20%]")
+    c = load_dataset("imdb", split="train[12000:13000]")
+    d = load_dataset("imdb", split="train[60%:]")
+    """
+    assert [f.severity.value for f in lint(src, select="TL103")] == ["warning", "error", "warning", "error"]

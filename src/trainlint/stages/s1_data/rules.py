@@ -336,15 +336,16 @@ class LabelSortedSlice(Rule):
         except ValueError:
             return
         pct = (start or "").endswith("%") or (stop or "").endswith("%")
+        block = 100 / k if pct else run  # the rows of one class (equal-sized classes)
         if a >= 0 and b is not None and b > a:
-            size = b - a
-            certain = size <= 100 / k if pct else (run is not None and b <= run)
+            certain = block is not None and a // block == (b - 1) // block  # within one class's block
         elif a < 0 and b is None:
-            size = -a
-            certain = size <= 100 / k if pct else (run is not None and size <= run)
+            certain = block is not None and -a <= block  # the last rows: the last class
+        elif a > 0 and b is None:
+            certain = pct and a >= 100 - block
         else:
             return
-        what = "holds a single class" if certain else "is skewed towards the first classes"
+        what = "holds a single class" if certain else "is skewed towards a few classes"
         self.report(
             node,
             f"{info.display} is stored sorted by label, so {shown} takes rows from one end of the sorted split and "
