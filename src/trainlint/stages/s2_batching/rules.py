@@ -140,6 +140,16 @@ _FORWARD_ARGS = frozenset({
 })
 
 
+#: raw columns no transformers `forward` takes: a collator reading one needs them kept
+_RAW_COLUMNS = frozenset({
+    "text", "texts", "sentence", "sentences", "sentence1", "sentence2", "question", "context", "premise",
+    "hypothesis", "tokens", "title", "content", "document", "summary", "article", "highlights", "dialogue",
+    "source", "target", "translation", "prompt", "response", "instruction", "input", "output", "answer",
+    "answers", "caption", "captions", "path", "file", "filename", "image_path", "audio", "review", "comment",
+    "query", "passage", "chosen", "rejected", "messages", "conversations", "src", "tgt", "label_text",
+})
+
+
 def _training_arguments(facts, trainer: cst.Call) -> cst.Call | None:
     """The `TrainingArguments(...)` call given to a Trainer (directly or through a name)."""
     expr = argument(trainer, "args", 1)
@@ -252,7 +262,7 @@ class UnpaddableColumns(Rule):
                 return
             kept |= {n for n in names if isinstance(n, str)}
         for sub, key in _example_reads(fn):
-            if key not in kept:
+            if key not in kept and key in _RAW_COLUMNS:
                 self.report(
                     sub,
                     f"the data collator reads the column {key!r}, but the Trainer first drops every column that "
