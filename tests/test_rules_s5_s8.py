@@ -744,3 +744,32 @@ def test_big_file_stays_fast():
     start = time.perf_counter()
     lint_source(src, "big.py", Settings(select=CODES))
     assert time.perf_counter() - start < 20
+
+
+def test_tl702_periodic_evaluation_inside_the_training_loop():
+    src = """
+    import torch
+    optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5)
+    model.train()
+    for step, batch in enumerate(loader):
+        model(**batch).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        if step % 500 == 0:
+            model.eval()
+            with torch.no_grad():
+                for vb in val_loader:
+                    model(**vb)
+    """
+    assert codes(src, "TL702") == ["TL702"]
+    fixed = src.replace("                    model(**vb)\n", "                    model(**vb)\n            model.train()\n")
+    assert codes(fixed, "TL702") == []
+
+
+def test_tl503_quiet_for_convolutional_checkpoints():
+    src = """
+    from transformers import AutoModelForImageClassification, Trainer, TrainingArguments
+    model = AutoModelForImageClassification.from_pretrained("microsoft/resnet-50", num_labels=10)
+    Trainer(model=model, args=TrainingArguments("out", learning_rate=1e-3))
+    """
+    assert codes(src, "TL503") == []

@@ -134,7 +134,9 @@ TORCH_DEFAULT_LR = {
 _SAME_MODEL_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "bfloat16", "double",
                                  "requires_grad_", "to_empty"})
 #: model families commonly (and correctly) fine-tuned at 1e-3 (T5 with Adafactor), or not pretrained weights
-_HIGH_LR_FAMILIES = ("t5", "byt5", "flan", "ul2")
+_HIGH_LR_FAMILIES = ("t5", "byt5", "flan", "ul2",
+                     # convolutional image models are far less sensitive to the rate than transformers
+                     "resnet", "convnext", "efficientnet", "mobilenet", "regnet", "vgg", "densenet", "yolo")
 
 
 def model_of(ctx, expr: cst.BaseExpression | None, at: cst.CSTNode) -> ModelValue | None:

@@ -336,7 +336,19 @@ class WrongTrainEvalMode(Rule):
         facts = self.ctx.facts
         modes = self._modes(lf, name, scope)
         start = _order(facts, loop)
-        if any(m == "train" and _inside(facts, c, loop) for c, m in modes):
+        inside = [(c, m) for c, m in modes if _inside(facts, c, loop)]
+        if any(m == "train" for _, m in inside):
+            return
+        if inside:
+            # `if step % 500 == 0: model.eval(); evaluate()` in the training loop, and no train() after it
+            c = inside[0][0]
+            self.report(
+                c,
+                f"`{self.ctx.code(c)}` runs inside the training loop and nothing in the loop calls `{name}.train()` "
+                f"again: after the first evaluation `{name}` trains in eval mode (dropout off, batch-norm statistics "
+                "frozen) and learns worse than expected",
+                hint=f"call `{name}.train()` right after the evaluation (or at the top of each step)",
+            )
             return
         for outer in loops_around(facts, loop):
             # in an epoch loop: an eval() after this training loop, and no train() in the epoch loop
