@@ -773,3 +773,14 @@ def test_tl503_quiet_for_convolutional_checkpoints():
     Trainer(model=model, args=TrainingArguments("out", learning_rate=1e-3))
     """
     assert codes(src, "TL503") == []
+
+
+def test_tl505_gpus_hidden_by_the_script():
+    src = """
+    import os
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
+    from transformers import TrainingArguments
+    args = TrainingArguments("out", fp16=True)
+    """
+    assert codes(src, "TL505") == ["TL505"]
+    assert codes(src.replace('= ""', '= "0"'), "TL505") == []

@@ -489,6 +489,10 @@ class OptimizerOnReplacedModel(Rule):
         return any(start < order < end and fn is scope for order, fn in self._uses.get(opt_name, ()))
 
 
+#: `os.environ["CUDA_VISIBLE_DEVICES"] = ""` (or "-1"): no GPU is visible to the script
+_HIDDEN_GPUS = re.compile(r"""CUDA_VISIBLE_DEVICES["']\s*\]\s*=\s*["'](?:-1)?["']""")
+
+
 @register
 class HalfPrecisionOnCpu(Rule):
     """`fp16=True` where the script itself shows there is no GPU (`use_cpu=True`, `no_cuda=True`)."""
@@ -508,23 +512,33 @@ class HalfPrecisionOnCpu(Rule):
             for flag in ("use_cpu", "no_cuda"):
                 kw = keyword(node, flag)
                 if kw is not None and facts.constant(kw.value, node) is True:
-                    self.report(
-                        fp16,
-                        f"`fp16=True` with `{flag}=True`: mixed precision needs a GPU, so on the CPU it is turned "
-                        "off without a word and training runs in fp32 (older transformers raise \"ValueError: FP16 "
-                        "Mixed precision training with AMP or APEX (`--fp16`) ... can only be used on CUDA devices\")",
-                        hint=f"drop `fp16=True` on the CPU (or drop `{flag}=True` to train on the GPU)",
-                    )
+                    self._report_fp16(fp16, f"`{flag}=True`", f"drop `{flag}=True` to train on the GPU")
                     return
+            if _HIDDEN_GPUS.search(self.ctx.source):
+                self._report_fp16(fp16, "`CUDA_VISIBLE_DEVICES` set to hide every GPU",
+                                  "let the script see the GPU")
         elif qn == "accelerate.Accelerator":
-            mp = keyword(node, "mixed_precision")
-            cpu = keyword(node, "cpu")
-            if mp is None or cpu is None or facts.constant(cpu.value, node) is not True:
-                return
-            if facts.constant(mp.value, node) == "fp16":
-                self.report(
-                    mp,
-                    "`Accelerator(mixed_precision=\"fp16\", cpu=True)`: fp16 mixed precision needs a GPU; on the CPU "
-                    "it is turned off (or fails with \"fp16 mixed precision requires a GPU\" on older accelerate)",
-                    hint="drop `mixed_precision=\"fp16\"` on the CPU",
-                )
+            self._accelerator(node)
+
+    def _report_fp16(self, fp16: cst.Arg, why: str, other_fix: str) -> None:
+        self.report(
+            fp16,
+            f"`fp16=True` with {why}: mixed precision needs a GPU, so on the CPU it is turned off without a word "
+            "and training runs in fp32 (older transformers raise \"ValueError: FP16 Mixed precision training with "
+            "AMP or APEX (`--fp16`) ... can only be used on CUDA devices\")",
+            hint=f"drop `fp16=True` on the CPU (or {other_fix})",
+        )
+
+    def _accelerator(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        mp = keyword(node, "mixed_precision")
+        cpu = keyword(node, "cpu")
+        if mp is None or cpu is None or facts.constant(cpu.value, node) is not True:
+            return
+        if facts.constant(mp.value, node) == "fp16":
+            self.report(
+                mp,
+                "`Accelerator(mixed_precision=\"fp16\", cpu=True)`: fp16 mixed precision needs a GPU; on the CPU "
+                "it is turned off (or fails with \"fp16 mixed precision requires a GPU\" on older accelerate)",
+                hint="drop `mixed_precision=\"fp16\"` on the CPU",
+            )
