@@ -279,7 +279,7 @@ def test_fixed_script_all_clear_and_writes_nothing(tiny_env, tmp_path, monkeypat
 def test_overfit_explodes_with_huge_learning_rate(tiny_env, tmp_path):
     source = variant(("learning_rate=2e-5", "learning_rate=50.0"))
     script = write(tmp_path, source)
-    report = probe(script, overfit=12)
+    report = probe(script, overfit=6)
     [f] = by_code(report, "TL706")
     assert f.probe.status is ProbeStatus.CONFIRMED, explain(report)
     assert "explodes" in f.message and "learning rate too high" in f.message
