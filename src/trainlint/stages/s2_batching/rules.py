@@ -344,6 +344,8 @@ class TrainLoaderNotShuffled(Rule):
             return
         if keyword(node, "sampler") is not None or keyword(node, "batch_sampler") is not None:
             return
+        if "IterableDataset" in self.ctx.source or "streaming=True" in self.ctx.source:
+            return  # an iterable dataset cannot be shuffled by the loader
         sh = argument(node, "shuffle", 2)
         if sh is not None and facts.constant(sh, node) is not False:
             return
