@@ -132,7 +132,7 @@ model.fit(train_dataset)
 """
 
 # A plain Keras model (no transformers): labels left inside the feature dict; `--fixed` gives the
-# corrected pipeline ((features, labels) pairs, from_logits=True, lr 1e-2).
+# corrected pipeline ((features, labels) pairs, from_logits=True, lr warming up to 1e-2).
 PLAIN = """\
 import sys
 import numpy as np
@@ -151,8 +151,9 @@ else:
 inp = keras.Input(shape=(8,), name="features")
 out = keras.layers.Dense(3)(keras.layers.Dense(32, activation="relu")(inp))
 model = keras.Model(inp, out)
-if fixed:
-    model.compile(optimizer=keras.optimizers.Adam(1e-2), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+if fixed:  # with a warmup from 0 (a first step at lr 0 would move nothing)
+    lr = keras.optimizers.schedules.CosineDecay(0.0, decay_steps=1000, warmup_target=1e-2, warmup_steps=4)
+    model.compile(optimizer=keras.optimizers.Adam(lr), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
 else:
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
 model.fit(ds, epochs=3)
@@ -324,6 +325,8 @@ def test_fixed_keras3_pipeline_overfits_one_batch(kpy: str, tmp_path: Path):
     assert stopped_at_fit(report), explain(report)
     assert [f.code for f in report.findings] == [], explain(report)
     assert any(n.startswith("overfit: pass") for n in report.notes), explain(report)
+    assert any("schedule starts at 0 (warmup)" in n for n in report.notes), explain(report)
+    assert "TL506" not in by_code, explain(report)
     plot = next(d for d in report.details if d.startswith("overfit one batch"))
     assert "*" in plot and "step 1" in plot
 

@@ -103,4 +103,6 @@ def first_line(exc: BaseException, limit: int = 300) -> str:
 def fmt_lr(value: float | None) -> str:
     if value is None:
         return "unknown"
+    if value == 0:
+        return "0"
     return f"{value:.3g}" if value >= 1e-3 else f"{value:.2e}".replace("e-0", "e-")

@@ -16,19 +16,23 @@ from typing import Any
 from trainlint.probe import keras_util as ku
 
 
-def effective_lr(opt: Any) -> tuple[float | None, str]:
-    """The learning rate of the next step, and a note on a schedule (peak value) if there is one."""
-    import numpy as np
-
-    note = ""
-    sched = None
+def schedule_of(opt: Any) -> Any:
+    """The optimizer's LearningRateSchedule, if its learning rate is one."""
     for attr in ("_learning_rate", "_hyper"):
         cand = getattr(opt, attr, None)
         if attr == "_hyper" and isinstance(cand, dict):
             cand = cand.get("learning_rate")
         if cand is not None and callable(cand) and not hasattr(cand, "numpy") and hasattr(cand, "get_config"):
-            sched = cand
-            break
+            return cand
+    return None
+
+
+def effective_lr(opt: Any) -> tuple[float | None, str]:
+    """The learning rate of the next step, and a note on a schedule (peak value) if there is one."""
+    import numpy as np
+
+    note = ""
+    sched = schedule_of(opt)
     if sched is not None:
         try:
             value = float(np.asarray(ku.np_of(sched(opt.iterations))))
@@ -130,6 +134,37 @@ def train_once(st: Any, x: Any, y: Any, sw: Any) -> float | None:
     return None if value is None else float(ku.np_of(value))
 
 
+def skip_warmup(h: types.ModuleType, st: Any) -> None:
+    """A warmup schedule starts at learning rate 0: a first step would move nothing whatever the
+    pipeline. Move the optimizer to the first step of the schedule with a non-zero rate."""
+    opt = getattr(st.model, "optimizer", None)
+    sched = schedule_of(opt) if opt is not None else None
+    if sched is None:
+        return
+    lr, _ = effective_lr(opt)
+    if lr is None or lr > 0:
+        return
+    k = 1
+    while k <= 1 << 20:
+        try:
+            value = float(ku.np_of(sched(k)))
+        except Exception:  # noqa: BLE001
+            return
+        if value > 0:
+            break
+        k *= 2
+    else:
+        return
+    try:
+        opt.iterations.assign(k)
+    except Exception:  # noqa: BLE001
+        return
+    h.note(
+        f"the learning-rate schedule starts at 0 (warmup): the probe's train steps run from schedule step {k} "
+        f"(learning_rate {ku.fmt_lr(value)})"
+    )
+
+
 def check_step(h: types.ModuleType, st: Any) -> None:
     import numpy as np
 
@@ -138,6 +173,7 @@ def check_step(h: types.ModuleType, st: Any) -> None:
     if not n:
         h.note("no usable row in the batch for a train step")
         return
+    skip_warmup(h, st)
     before = _snapshot(st.model)
     try:
         loss = train_once(st, x, y, sw)
