@@ -38,6 +38,7 @@ import weakref  # noqa: E402
 import libcst as cst  # noqa: E402
 
 from trainlint.facts import CallValue, dotted, iter_nodes, literal  # noqa: E402
+from trainlint.findings import Applicability  # noqa: E402
 
 _LOOPS = (cst.For, cst.While)
 _NO_GRAD = ("no_grad", "inference_mode", "set_grad_enabled(False)", "enable_grad(False)")
@@ -463,6 +464,7 @@ class LossAccumulatedAsTensor(Rule):
     code = "TL703"
     name = "loss-accumulated-as-tensor"
     severity = Severity.WARNING
+    fix = Applicability.UNSAFE
     triggers = ("backward",)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -493,12 +495,14 @@ class LossAccumulatedAsTensor(Rule):
             b = facts.lookup(value.value, node)
             if b is not None and isinstance(b.value, cst.BaseExpression) and _graph_free(b.value):
                 return
+        shown = self.ctx.code(node.value)
+        item = f"{shown}.item()" if isinstance(node.value, (cst.Name, cst.Attribute)) else f"({shown}).item()"
         self.report(
             node,
             f"`{self.ctx.code(node).strip()}` adds the loss tensor, not its value: `{target}` keeps every step's "
             "autograd graph alive, so memory grows each step until it runs out (CUDA out of memory)",
-            hint=f"accumulate the number: `{self.ctx.code(node.target)} += {self.ctx.code(node.value)}.item()` "
-            "(or `.detach()`)",
+            hint=f"accumulate the number: `{self.ctx.code(node.target)} += {item}` (or `.detach()`)",
+            fix=self.ctx.fix(Applicability.UNSAFE, f"Accumulate `{item}`", self.ctx.replace(node.value, item)),
         )
 
 
@@ -540,6 +544,7 @@ class DirectForwardCall(Rule):
     code = "TL705"
     name = "direct-forward-call"
     severity = Severity.WARNING
+    fix = Applicability.UNSAFE
     default = False
     triggers = (".forward(",)
 
@@ -558,4 +563,5 @@ class DirectForwardCall(Rule):
             f"`{name}.forward(...)` bypasses `{name}.__call__`: forward hooks and pre-hooks do not run, and a "
             "DistributedDataParallel / FSDP wrapper does not synchronise gradients (each process trains its own copy)",
             hint=f"call the module: `{name}(...)`",
+            fix=self.ctx.fix(Applicability.UNSAFE, f"Call `{name}(...)`", self.ctx.replace(f, name)),
         )
