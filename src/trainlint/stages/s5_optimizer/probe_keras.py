@@ -2,7 +2,8 @@
 
 - ``check_optimizer``: TL501 — the optimizer actually compiled, its class and effective learning rate
   (``compile(optimizer="adam")`` gives Adam at the Keras default 1e-3, far too high for fine-tuning a
-  pretrained transformer).
+  pretrained transformer); TL503 — an optimizer object whose (peak) rate is >= 1e-3 on a pretrained
+  transformer.
 - ``check_step``: TL506 — one real ``train_step`` (``model.train_on_batch``, the model's own
   ``train_step`` and compiled optimizer) on the batch moves the trainable weights. Rows whose label is
   out of range (TL106) are left out so that the rest of the pipeline can still be checked.
@@ -93,6 +94,33 @@ def check_optimizer(h: types.ModuleType, st: Any) -> None:
         )
         return
     h.checked("TL501")
+    if st.transformers:
+        peak = _peak_lr(opt, lr)
+        if peak is not None and peak >= 1e-3:
+            h.finding(
+                "TL503",
+                f"learning rate {ku.fmt_lr(peak)} to fine-tune a pretrained transformer: 10-100x too high "
+                f"(use 1e-5..1e-4)",
+                evidence=f"model.optimizer is {text}",
+                line=line,
+            )
+        elif peak is not None:
+            h.checked("TL503")
+
+
+def _peak_lr(opt: Any, current: float | None) -> float | None:
+    sched = schedule_of(opt)
+    if sched is None:
+        return current
+    try:
+        cfg = sched.get_config()
+    except Exception:  # noqa: BLE001
+        return current
+    for key in ("initial_learning_rate", "warmup_target", "maximal_learning_rate"):
+        value = cfg.get(key)
+        if isinstance(value, (int, float)) and value > 0:
+            return float(value)
+    return current
 
 
 def _snapshot(model: Any) -> list[Any]:
