@@ -144,3 +144,41 @@ def test_known_exceptions_map_to_their_codes(exc, code):
 
     got = classify_exception(exc, None)
     assert (got[0] if got else None) == code
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "unshare"])
+def test_sandbox_kills_processes_that_left_the_group(tmp_path, monkeypatch, mode):
+    import os
+    import random
+    import signal
+
+    from trainlint.probe.runner import detect_sandbox
+
+    monkeypatch.setenv("TRAINLINT_PROBE_SANDBOX", mode)
+    if detect_sandbox().kind != mode:
+        pytest.skip(f"{mode} unavailable here")
+    token = f"600.{random.randrange(10**6, 10**7)}"  # a unique `sleep` argument to find the process by
+    project = tmp_path / "project"
+    project.mkdir()
+    script = project / "train.py"
+    script.write_text(
+        "import subprocess, time\n"
+        f"subprocess.Popen(['sleep', {token!r}], start_new_session=True)\n"
+        "time.sleep(600)\n"
+    )
+    report = run_probe(script, [], ProbeOptions(timeout=4))
+    assert report.outcome == "timeout"
+    survivors = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if cmdline[:2] == [b"sleep", token.encode()] and state != "Z":
+            survivors.append(int(proc.name))
+    for pid in survivors:  # never leave one behind, even when the test fails
+        os.kill(pid, signal.SIGKILL)
+    assert not survivors

@@ -117,8 +117,8 @@ def _detect_sandbox(mode: str) -> Sandbox:
         if mode == "unshare":
             reasons.append("bwrap not wanted (TRAINLINT_PROBE_SANDBOX=unshare)")
         elif bwrap:
-            cmd = [bwrap, "--dev-bind", "/", "/", "--unshare-net", "--ro-bind", test_dir, test_dir,
-                   "/bin/sh", "-c", f'! touch "{test_dir}/x" 2>/dev/null']
+            cmd = [bwrap, "--dev-bind", "/", "/", "--unshare-net", "--unshare-pid", "--proc", "/proc",
+                   "--ro-bind", test_dir, test_dir, "/bin/sh", "-c", f'! touch "{test_dir}/x" 2>/dev/null']
             if _quick(cmd):
                 return Sandbox("bwrap", "")
             reasons.append("bwrap cannot create namespaces here")
@@ -158,8 +158,10 @@ _UNSHARE_SCRIPT = (
 
 
 def _unshare_prefix(unshare: str, readonly: Path, writable: Path | None = None) -> list[str]:
-    return [unshare, "--net", "--mount", "--map-root-user", "--", "/bin/sh", "-c", _UNSHARE_SCRIPT, "sh",
-            str(readonly), str(writable or "")]
+    # A PID namespace too: when the child (its PID 1) dies, the kernel kills everything the script
+    # started, even processes that left the process group with setsid().
+    return [unshare, "--net", "--mount", "--map-root-user", "--pid", "--fork", "--mount-proc", "--",
+            "/bin/sh", "-c", _UNSHARE_SCRIPT, "sh", str(readonly), str(writable or "")]
 
 
 def _wrap(sandbox: Sandbox, cmd: list[str], readonly: Path, writable: Path) -> tuple[list[str], str]:
@@ -171,8 +173,8 @@ def _wrap(sandbox: Sandbox, cmd: list[str], readonly: Path, writable: Path) -> t
         bwrap = shutil.which("bwrap") or "bwrap"
         extra = ["--bind", str(inner), str(inner)] if inner else []
         return (
-            [bwrap, "--dev-bind", "/", "/", "--unshare-net", "--ro-bind", str(readonly), str(readonly), *extra,
-             "--die-with-parent", "--", *cmd],
+            [bwrap, "--dev-bind", "/", "/", "--unshare-net", "--unshare-pid", "--proc", "/proc",
+             "--ro-bind", str(readonly), str(readonly), *extra, "--die-with-parent", "--", *cmd],
             f"isolated (bwrap): network off, {readonly} read-only",
         )
     unshare = shutil.which("unshare") or "unshare"
