@@ -266,3 +266,37 @@ def test_readme_starts_with_the_two_setup_commands_and_ci_runs_the_test_command(
     assert "./scripts/test" in first
     ci = (ROOT / ".ci" / "run").read_text()
     assert "./scripts/test" in ci
+
+
+def test_gitignore_is_respected_when_walking(project):
+    import subprocess
+
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    (project / ".gitignore").write_text("corpus/\n*_generated.py\n")
+    (project / "corpus").mkdir()
+    (project / "corpus" / "train.py").write_text(BUGGY)
+    (project / "x_generated.py").write_text(BUGGY)
+    (project / "sub").mkdir()
+    (project / "sub" / ".gitignore").write_text("local.py\n")
+    (project / "sub" / "local.py").write_text(BUGGY)
+    (project / "sub" / "kept.py").write_text(BUGGY)
+    proc = run_cli(".", cwd=project)
+    assert sorted({f[0] for f in findings_of(proc)}) == ["kept.py", "train.py"]
+    # walking a subdirectory still honours the repository's top-level .gitignore
+    proc = run_cli("corpus", cwd=project)
+    assert findings_of(proc) == [] and proc.returncode == 0
+    # a file named explicitly is linted, like ruff
+    assert run_cli("x_generated.py", cwd=project).returncode == 1
+
+
+def test_declared_source_encoding_is_honoured_and_kept_by_fix(tmp_path):
+    src = ("# -*- coding: latin-1 -*-\n# entra\u00eene\n" + BUGGY).encode("latin-1")
+    (tmp_path / "l1.py").write_bytes(src)
+    proc = run_cli("--select", "TL805", "l1.py", cwd=tmp_path)
+    assert [f[3] for f in findings_of(proc)] == ["TL805"]
+    assert run_cli("--fix", "--select", "TL805", "l1.py", cwd=tmp_path).returncode == 0
+    fixed = (tmp_path / "l1.py").read_bytes()
+    assert b"entra\xeene" in fixed and b"eval_strategy=" in fixed
+    (tmp_path / "nodecl.py").write_bytes(src.split(b"\n", 1)[1])
+    proc = run_cli("nodecl.py", cwd=tmp_path)
+    assert "TL002" in proc.stdout and "no encoding declared" in proc.stdout

@@ -274,9 +274,27 @@ def read_source(path: Path) -> tuple[str | None, str | None]:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        declared = _declared_encoding(data)
+        if declared is not None:  # PEP 263: `# -*- coding: latin-1 -*-` is valid Python
+            try:
+                return data.decode(declared), None
+            except (UnicodeDecodeError, LookupError):
+                pass
         line = data[: exc.start].count(b"\n") + 1
-        return None, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} on line {line})"
+        return None, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} on line {line}) and no encoding declared"
     return text, None
+
+
+def _declared_encoding(data: bytes) -> str | None:
+    """The PEP 263 encoding declared on the first two lines, if any (and not UTF-8)."""
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        return None
+    return None if encoding in ("utf-8", "utf-8-sig") else encoding
 
 
 def lint_file(path: Path, settings: Settings, display: str | None = None) -> FileResult:

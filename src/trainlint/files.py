@@ -50,18 +50,74 @@ def discover(paths: list[Path], settings: Settings, force_exclude: bool = False)
     return [found[k] for k in sorted(found)]
 
 
+def _gitignore_spec(directory: Path):
+    """The `.gitignore` of ``directory`` as a pathspec matcher, or None."""
+    gi = directory / ".gitignore"
+    try:
+        lines = gi.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    import pathspec
+
+    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+
+
+def _ancestor_specs(root: Path) -> list[tuple[Path, object]]:
+    """`.gitignore` files of the directories above ``root``, up to the git repository's top."""
+    specs = []
+    try:
+        here = root.resolve()
+    except OSError:
+        return specs
+    for d in (here, *here.parents):
+        if d != here:
+            spec = _gitignore_spec(d)
+            if spec is not None:
+                specs.append((d, spec))
+        if (d / ".git").exists():
+            break
+    else:
+        return []  # not in a git repository: .gitignore files above the root do not apply
+    return specs
+
+
+def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, object]]) -> bool:
+    for base, spec in specs:
+        try:
+            rel = path.relative_to(base).as_posix()
+        except ValueError:
+            continue
+        if spec.match_file(rel + ("/" if is_dir else "")):
+            return True
+    return False
+
+
 def _walk(root: Path, settings: Settings):
+    """Like ruff, respects `.gitignore` files (of the walked tree and of its parents in the repo)."""
+
     def onerror(exc: OSError) -> None:  # unreadable directories are skipped, not fatal
         pass
 
+    resolved_root = root.resolve()
+    specs_by_dir: dict[Path, list] = {resolved_root: _ancestor_specs(resolved_root)}
     for dirpath, dirnames, filenames in os.walk(root, onerror=onerror):
         base = Path(dirpath)
+        rbase = resolved_root / base.relative_to(root)
+        specs = specs_by_dir.pop(rbase, None)
+        if specs is None:
+            specs = specs_by_dir.get(rbase.parent, [])
+        own = _gitignore_spec(rbase)
+        if own is not None:
+            specs = [*specs, (rbase, own)]
         dirnames[:] = sorted(
             d for d in dirnames
-            if not _default_excluded(d) and not settings.is_excluded(base / d) and not (base / d / "pyvenv.cfg").exists()
+            if not _default_excluded(d) and not settings.is_excluded(base / d)
+            and not (base / d / "pyvenv.cfg").exists() and not _ignored(rbase / d, True, specs)
         )
+        for d in dirnames:
+            specs_by_dir[rbase / d] = specs
         for name in sorted(filenames):
             if name.endswith(LINTED_SUFFIXES):
                 f = base / name
-                if not settings.is_excluded(f):
+                if not settings.is_excluded(f) and not _ignored(rbase / name, False, specs):
                     yield f

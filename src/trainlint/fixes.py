@@ -258,17 +258,33 @@ class FileFix:
 
 def read_text_keep(path: Path) -> tuple[str, bool]:
     """The text of ``path`` exactly as stored (line endings untouched) and whether it had a BOM."""
+    text, bom, _ = _read_text_encoding(path)
+    return text, bom
+
+
+def _read_text_encoding(path: Path) -> tuple[str, bool, str]:
+    """(text, BOM?, encoding): UTF-8, or the PEP 263 encoding the file declares (written back in it)."""
     data = path.read_bytes()
     bom = data.startswith(_BOM)
-    return data[len(_BOM):].decode("utf-8") if bom else data.decode("utf-8"), bom
+    if bom:
+        return data[len(_BOM):].decode("utf-8"), True, "utf-8"
+    try:
+        return data.decode("utf-8"), False, "utf-8"
+    except UnicodeDecodeError:
+        from trainlint.engine import _declared_encoding
+
+        declared = _declared_encoding(data)
+        if declared is None:
+            raise
+        return data.decode(declared), False, declared
 
 
-def write_atomic(path: Path, text: str, bom: bool = False) -> None:
+def write_atomic(path: Path, text: str, bom: bool = False, encoding: str = "utf-8") -> None:
     """Replace ``path``'s content with ``text`` atomically: a temporary file in the same directory,
     flushed to disk, given the original's permission bits, then ``os.replace``. A symlink is
     followed (its target is rewritten). On any error the original is left untouched."""
     target = Path(os.path.realpath(path))
-    data = (_BOM if bom else b"") + text.encode("utf-8")
+    data = (_BOM if bom else b"") + text.encode(encoding)
     try:
         mode = stat.S_IMODE(target.stat().st_mode)
     except FileNotFoundError:
@@ -295,14 +311,14 @@ def fix_file(path: Path, settings, unsafe: bool = False, write: bool = True, dis
     """Fix one ``.py`` file (or ``.ipynb`` notebook); write it (atomically) when ``write`` and
     something changed."""
     display = display or str(path)
-    original, bom = read_text_keep(path)
+    original, bom, encoding = _read_text_encoding(path)
     if path.suffix == ".ipynb":
         result = _fix_notebook(original, display, settings, unsafe)
     else:
         result = fix_source(original, display, settings, unsafe, findings)
     ff = FileFix(path, display, original, result)
     if write and result.source != original:
-        write_atomic(path, result.source, bom)
+        write_atomic(path, result.source, bom, encoding)
         ff.written = True
     return ff
 
