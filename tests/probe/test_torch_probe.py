@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import signal
 import tempfile
 import textwrap
 from pathlib import Path
@@ -290,36 +292,40 @@ def test_overfit_explodes_with_huge_learning_rate(tiny_env, tmp_path):
 
 
 def test_hang_is_killed_at_the_timeout(tmp_path):
-    pid_file = tmp_path / "grandchild.pid"
+    token = f"600.{random.randrange(10**6, 10**7)}"  # a unique `sleep` argument to find the process by
     script = write(tmp_path, f'''\
         import subprocess
         import time
 
-        child = subprocess.Popen(["sleep", "600"])
-        open({str(pid_file)!r}, "w").write(str(child.pid))
+        child = subprocess.Popen(["sleep", {token!r}])
+        print("started", child.pid)
         time.sleep(600)
         ''')
     report = probe(script, [static(script, "TL301", 1)], timeout=6.0)
     assert report.outcome == "timeout"
     assert any("timed out after 6s" in n and "train.py:6" in n for n in report.notes), report.notes
     assert by_code(report, "TL301")[0].probe.status is ProbeStatus.NOT_REACHED
-    if pid_file.exists():  # the whole process group was killed, the script's own children too
-        assert not _alive(int(pid_file.read_text()))
+    # The whole process group was killed, the script's own children too.
+    survivors = _processes(["sleep", token])
+    for pid in survivors:  # never leave one behind, even when the test fails
+        os.kill(pid, signal.SIGKILL)
+    assert not survivors
 
 
-def _alive(pid: int) -> bool:
-    """Running (a killed orphan may stay a zombie until init reaps it)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-    except OSError:
+def _processes(argv: list[str]) -> list[int]:
+    """Live (not zombie) processes with this command line."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
         try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if cmdline[: len(argv)] == [a.encode() for a in argv] and state != "Z":
+            found.append(int(proc.name))
+    return found
 
 
 def test_sys_exit_before_training(tmp_path):
