@@ -216,6 +216,34 @@ async def test_update_after_change_and_stale_runs_dropped(client: LanguageClient
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_many_edits_give_the_diagnostics_of_a_fresh_lint(client: LanguageClient):
+    """The server re-parses only the statements an edit touched: after a series of edits (lines
+    added above the findings, inside main(), at the end) the diagnostics are those of a fresh lint."""
+    from trainlint.engine import lint_text
+
+    uri, diags = await open_doc(client, BUGGY)
+    text = BUGGY
+    edits = [("def main():", "# a new comment line\n"),  # (insert before the line, text)
+             ("    tokenizer = AutoTokenizer.from_pretrained(CHECKPOINT)", "    extra = 1\n"),
+             ('"""Fine-tune a BERT-style model on MNLI with the Trainer', "import os\n"),
+             ('if __name__ == "__main__":', "def helper():\n    return 2\n\n\n"),
+             ('        save_strategy="epoch",', "        logging_steps=10,\n")]
+    version = 1
+    for anchor, insert in edits:
+        version += 1
+        row = text.split("\n").index(anchor) if not anchor.startswith('"""') else 0
+        offset = sum(len(x) + 1 for x in text.split("\n")[:row])
+        text = text[:offset] + insert + text[offset:]
+        diags = await change(client, uri, version, insert,
+                             lsp.Range(start=lsp.Position(line=row, character=0), end=lsp.Position(line=row, character=0)))
+    path = client.workdir / "train.py"
+    expected = lint_text(text, str(path), load_settings(None, start=path.parent)).findings
+    assert [(d.code, d.range.start.line + 1, d.range.start.character + 1, d.range.end.line + 1, d.range.end.character + 1)
+            for d in diags] == [(f.code, f.start.row, f.start.column, f.end.row, f.end.column) for f in expected]
+    assert len(expected) == 6
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_diagnostics_on_save(client: LanguageClient):
     uri, diags = await open_doc(client, BUGGY)
     waiter = asyncio.ensure_future(diagnostics_for(client, uri))

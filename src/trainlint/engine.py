@@ -45,7 +45,10 @@ def lint_source(source: str, filename: str = "<stdin>", settings: Settings | Non
     return lint_text(source, filename, settings or Settings()).findings
 
 
-def lint_text(source: str, filename: str, settings: Settings, *, raise_errors: bool = False) -> FileResult:
+def lint_text(source: str, filename: str, settings: Settings, *, raise_errors: bool = False,
+              parse=None) -> FileResult:
+    """``parse``: a replacement for ``libcst.parse_module`` (the language server's incremental
+    parser, which reuses the unchanged statements of the previous version)."""
     if _FILE_NOQA_RE.search(source):
         return FileResult(filename, [])
     enabled = settings.codes_for(filename)
@@ -60,7 +63,7 @@ def lint_text(source: str, filename: str, settings: Settings, *, raise_errors: b
         if deep is not None:
             return FileResult(filename, [deep], parsed=False)
     try:
-        module = cst.parse_module(source)
+        module = (parse or cst.parse_module)(source)
     except cst.ParserSyntaxError as exc:
         return FileResult(filename, [_syntax_finding(source, filename, exc)], parsed=False)
     except RecursionError:

@@ -30,6 +30,10 @@ except ImportError:  # pragma: no cover
 _NULL = contextlib.nullcontext()
 
 
+class _Done(Exception):
+    pass
+
+
 class _Recorder:
     """Stands in for the provider: the codegen state writes ranges into ``_computed``."""
 
@@ -61,6 +65,9 @@ if _FAST:
                 PositionProvidingCodegenState.after_codegen(self, node)
             if node in self.wanted:
                 self.depth -= 1
+                self.remaining -= 1
+                if not self.remaining:
+                    raise _Done  # every wanted range is known: the rest of the code is not needed
 
         def record_syntactic_position(self, node, *, start_node=None, end_node=None):
             if not self.depth:
@@ -85,7 +92,11 @@ class Positions(Mapping):
                                           default_newline=module.default_newline, provider=recorder)
             state.wanted = wanted
             state.depth = 0
-            module._codegen(state)
+            state.remaining = len(wanted)
+            try:
+                module._codegen(state)
+            except _Done:
+                pass
             self._map = recorder._computed
         except Exception:  # a LibCST internal changed: the public path below
             self._map = {}

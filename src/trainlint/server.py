@@ -38,6 +38,7 @@ from pygls.uris import to_fs_path
 from trainlint import __version__
 from trainlint.config import ConfigError, Settings, load_settings
 from trainlint.findings import Applicability, Edit, Finding, Position, Severity
+from trainlint.incremental import IncrementalParser
 
 log = logging.getLogger("trainlint.server")
 
@@ -100,6 +101,8 @@ class TrainlintServer(LanguageServer):
         self._settings: dict[tuple, Settings] = {}
         self._config_errors: set[str] = set()
         self._messages: list[str] = []
+        #: uri → its incremental parser (used from the lint thread only)
+        self.parsers: dict[str, IncrementalParser] = {}
         # one lint at a time, off the event loop: requests keep being answered during a long lint
         self.lint_pool = _lint_pool()
 
@@ -151,13 +154,20 @@ class TrainlintServer(LanguageServer):
         path = _fs_path(uri)
         return doc.source, doc.version, str(path) if path is not None else doc.path or uri, path
 
-    def lint_snapshot(self, snap: tuple[str, int | None, str, Path | None]) -> Linted:
+    def lint_snapshot(self, snap: tuple[str, int | None, str, Path | None], uri: str | None = None) -> Linted:
+        """Lint a snapshot. With ``uri`` (only from the lint thread), the document's incremental
+        parser re-parses only the statements the edits touched."""
         text, version, name, path = snap
         t0 = time.perf_counter()
-        findings = self._lint_text(text, name, path)
+        parser = None
+        if uri is not None:
+            parser = self.parsers.get(uri)
+            if parser is None:
+                parser = self.parsers[uri] = IncrementalParser()
+        findings = self._lint_text(text, name, path, parser.parse if parser is not None else None)
         return Linted(version, text, split_lines(text), findings, time.perf_counter() - t0)
 
-    def _lint_text(self, text: str, name: str, path: Path | None) -> list[Finding]:
+    def _lint_text(self, text: str, name: str, path: Path | None, parse=None) -> list[Finding]:
         from trainlint.engine import _meta_finding, lint_text
 
         if len(text) > self.max_chars:
@@ -175,7 +185,7 @@ class TrainlintServer(LanguageServer):
             settings = self.settings_for(path)
             if path is not None and settings.is_excluded(path):
                 return []
-            return lint_text(text, name, settings).findings
+            return lint_text(text, name, settings, parse=parse).findings
         except Exception as exc:  # a bug in trainlint must not take the editor's linter down
             log.exception("linting %s failed", name)
             return [_meta_finding("TL003", name, f"internal error: {type(exc).__name__}: {exc}", 1, 1)]
@@ -208,7 +218,7 @@ class TrainlintServer(LanguageServer):
             if snap is None:
                 return
             loop = asyncio.get_running_loop()
-            result = await loop.run_in_executor(self.lint_pool, self.lint_snapshot, snap)
+            result = await loop.run_in_executor(self.lint_pool, self.lint_snapshot, snap, uri)
             self.flush_messages()
             now = self.snapshot(uri)
             if now is None or now[1] != snap[1]:
@@ -238,6 +248,7 @@ class TrainlintServer(LanguageServer):
         if task is not None:
             task.cancel()
         self.linted.pop(uri, None)
+        self.parsers.pop(uri, None)
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     # -- conversions -------------------------------------------------------------------------
