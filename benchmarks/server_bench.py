@@ -73,17 +73,20 @@ def script(lines: int = 500) -> str:
     return text
 
 
-def bench_engine(text: str, repeat: int = 30) -> tuple[list[float], list[float]]:
-    """(wall times, CPU times of this thread): on a busy machine the CPU time is the cost."""
+def bench_engine(text: str, repeat: int = 30, incremental: bool = False) -> tuple[list[float], list[float]]:
+    """(wall times, CPU times of this thread): on a busy machine the CPU time is the cost.
+    ``incremental``: with the server's incremental parser (only the edited statement re-parsed)."""
     from trainlint.config import Settings
     from trainlint.engine import lint_text
+    from trainlint.incremental import IncrementalParser
 
-    lint_text(text, "train.py", Settings())  # warm up (imports, rule registry)
+    parse = IncrementalParser().parse if incremental else None
+    lint_text(text, "train.py", Settings(), parse=parse)  # warm up (imports, rule registry)
     wall, cpu = [], []
     for k in range(repeat):
         edited = text.replace("learning_rate=2e-5", f"learning_rate={2 + k % 7}e-5", 1)
         t0, c0 = time.perf_counter(), time.thread_time()
-        lint_text(edited, "train.py", Settings())
+        lint_text(edited, "train.py", Settings(), parse=parse)
         wall.append(time.perf_counter() - t0)
         cpu.append(time.thread_time() - c0)
     return wall, cpu
@@ -99,6 +102,7 @@ async def bench_lsp(text: str, edits: int, debounce_ms: int) -> list[float]:
     path.write_text(text, encoding="utf-8")
     uri = from_fs_path(str(path))
     client = await ClientServerConfig(server_command=[sys.executable, "-m", "trainlint", "server"]).start()
+    client.feature(lsp.CLIENT_REGISTER_CAPABILITY)(lambda ls, params: None)  # the config watcher
     await client.initialize_session(lsp.InitializeParams(
         capabilities=client_capabilities("visual-studio-code"), root_uri=from_fs_path(str(tmp)),
         initialization_options={"debounce": debounce_ms}))
@@ -136,7 +140,7 @@ async def bench_lsp(text: str, edits: int, debounce_ms: int) -> list[float]:
 def show(name: str, xs: list[float]) -> None:
     xs = sorted(xs)
     p95 = xs[min(len(xs) - 1, int(len(xs) * 0.95))]
-    print(f"{name:<34} median {statistics.median(xs) * 1000:7.1f} ms   p95 {p95 * 1000:7.1f} ms   (n={len(xs)})")
+    print(f"{name:<36} median {statistics.median(xs) * 1000:7.1f} ms   p95 {p95 * 1000:7.1f} ms   (n={len(xs)})")
 
 
 def main() -> None:
@@ -152,6 +156,9 @@ def main() -> None:
     wall, cpu = bench_engine(text)
     show("engine lint_text, wall", wall)
     show("engine lint_text, CPU", cpu)
+    wall, cpu = bench_engine(text, incremental=True)
+    show("engine + incremental parse, wall", wall)
+    show("engine + incremental parse, CPU", cpu)
     show("lsp didChange→publish, debounce 0", asyncio.run(bench_lsp(text, args.edits, 0)))
     show("lsp didChange→publish, debounce 150", asyncio.run(bench_lsp(text, max(args.edits // 3, 5), 150)))
 
