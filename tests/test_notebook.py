@@ -17,7 +17,9 @@ from trainlint.notebook import (
     apply_notebook_edits,
     fix_notebook_text,
     lint_notebook_text,
+    mask_magics,
     parse_notebook,
+    unmask_magics,
 )
 
 CELLS = [
@@ -254,3 +256,12 @@ def test_pre_commit_hook_covers_notebooks(tmp_path: Path):
     py.write_text("import torch\n", encoding="utf-8")
     for path in (nb, py):  # what pre-commit matches the hook's types against
         assert tags_from_path(str(path)) & set(hook["types_or"])
+
+
+def test_mask_and_unmask_one_cell():
+    cell = "%%time\nimport torch\nfor i in range(2):\n    !echo $i\nx = torch.zeros(2)\n"
+    masked = mask_magics(cell)
+    assert masked == "pass  # tl-magic-0\nimport torch\nfor i in range(2):\n    pass  # tl-magic-1\nx = torch.zeros(2)\n"
+    edited = masked.replace("import torch\n", "import torch\nimport numpy as np\n")
+    assert unmask_magics(edited, cell) == cell.replace("import torch\n", "import torch\nimport numpy as np\n")
+    assert mask_magics("x = 1") == "x = 1"

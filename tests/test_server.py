@@ -170,6 +170,13 @@ async def test_diagnostics_on_open(client: LanguageClient):
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_path_with_spaces_and_non_ascii(client: LanguageClient):
+    uri, diags = await open_doc(client, BUGGY, "my project/entraînement.py")
+    assert "%20" in uri
+    assert sorted(d.code for d in diags) == ["TL101", "TL101", "TL201", "TL301", "TL601", "TL805"]
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_severity_information_and_warning(client: LanguageClient):
     text = ("import torch\nfrom transformers import AutoModelForSequenceClassification\n"
             "model = AutoModelForSequenceClassification.from_pretrained('bert-base-uncased', num_labels=2)\n"
@@ -412,6 +419,27 @@ async def test_non_python_documents_are_ignored(client: LanguageClient):
     hover = await client.text_document_hover_async(lsp.HoverParams(
         text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=28, character=10)))
     assert hover is None and uri not in client.diagnostics
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_notebook_cells_tolerate_magics(client: LanguageClient):
+    """VS Code sends each notebook cell as a document (`vscode-notebook-cell:` URI): `%%time`,
+    `!pip` lines are not Python, and must not be reported as syntax errors."""
+    cell = ("%%time\n"
+            "from transformers import TrainingArguments\n"
+            "!pip install transformers\n"
+            "args = TrainingArguments('out', evaluation_strategy='epoch')\n")
+    uri = "vscode-notebook-cell:" + str(client.workdir / "course.ipynb") + "#W2sZmlsZQ%3D%3D"
+    waiter = asyncio.ensure_future(diagnostics_for(client, uri))
+    await asyncio.sleep(0)
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+        text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=cell)))
+    client.opened.append(uri)
+    diags = await waiter
+    assert [(d.code, d.range) for d in diags] == [("TL805", where(cell, "evaluation_strategy"))]
+    whole = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+    (action,) = await code_actions(client, uri, whole, only=["source.fixAll.trainlint"])
+    assert apply_text_edits(cell, action.edit.changes[uri]) == cell.replace("evaluation_strategy", "eval_strategy")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -215,6 +215,27 @@ def _virtual_lines(text: str, magics: list[str]) -> tuple[list[str], bool]:
     return out, True
 
 
+def mask_magics(cell_source: str) -> str:
+    """One cell's source with its IPython lines (``%``, ``!``, ``%%`` cell magics, ``x?``) made
+    ``pass`` lines, line for line (the language server lints notebook cells one by one)."""
+    text = cell_source.replace("\r\n", "\n").replace("\r", "\n")
+    lines, _ = _virtual_lines(text, [])
+    return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
+
+
+def unmask_magics(masked: str, cell_source: str) -> str:
+    """``masked`` (from :func:`mask_magics` of ``cell_source``, then edited) with the IPython lines
+    of ``cell_source`` put back in place of their ``pass  # tl-magic-K`` lines."""
+    magics: list[str] = []
+    _virtual_lines(cell_source.replace("\r\n", "\n").replace("\r", "\n"), magics)
+
+    def restore(m: re.Match) -> str:
+        k = int(m.group("k"))
+        return m.group("indent") + magics[k].lstrip(" \t") if k < len(magics) else m.group(0)
+
+    return re.sub(r"(?m)^(?P<indent>[ \t]*)pass  # tl-magic-(?P<k>\d+)$", restore, masked)
+
+
 def _detect_indent(text: str) -> int | None:
     m = re.search(r"\n( +)\S", text)
     if m is None:

@@ -30,6 +30,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -47,6 +48,8 @@ FIX_ALL_KIND = "source.fixAll.trainlint"
 DEFAULT_DEBOUNCE = 0.15  # seconds
 DEFAULT_MAX_CHARS = 500_000  # ~15 000 lines; LibCST holds the GIL while it parses (~1 s here)
 PYTHON_SUFFIXES = (".py", ".pyi")
+#: the URIs editors give notebook cells sent as text documents (VS Code, Jupyter-LSP)
+NOTEBOOK_CELL_SCHEMES = ("vscode-notebook-cell:", "vscode-notebook-cell-")
 
 _SEVERITY = {
     Severity.ERROR: lsp.DiagnosticSeverity.Error,
@@ -144,15 +147,24 @@ class TrainlintServer(LanguageServer):
             self.schedule(uri, delay=0.0)
 
     # -- linting -----------------------------------------------------------------------------
+    def is_open(self, uri: str) -> bool:
+        # pygls keys its documents by the unquoted URI (`%20`, VS Code's `%3D` in cell URIs)
+        return unquote(uri) in self.workspace.text_documents
+
     def snapshot(self, uri: str) -> tuple[str, int | None, str, Path | None] | None:
         """(text, version, display name, file path) of an open Python document, else None."""
-        if uri not in self.workspace.text_documents:
+        if not self.is_open(uri):
             return None
         doc = self.workspace.get_text_document(uri)
         if not _is_python(uri, doc.language_id):
             return None
         path = _fs_path(uri)
-        return doc.source, doc.version, str(path) if path is not None else doc.path or uri, path
+        text = doc.source
+        if uri.startswith(NOTEBOOK_CELL_SCHEMES) and ("%" in text or "!" in text or "?" in text):
+            from trainlint.notebook import mask_magics
+
+            text = mask_magics(text)  # `!pip install ...`, `%%time`: not Python, not a syntax error
+        return text, doc.version, str(path) if path is not None else doc.path or uri, path
 
     def lint_snapshot(self, snap: tuple[str, int | None, str, Path | None], uri: str | None = None) -> Linted:
         """Lint a snapshot. With ``uri`` (only from the lint thread), the document's incremental
@@ -468,7 +480,7 @@ def create_server() -> TrainlintServer:
         uri = params.text_document.uri
         if uri.endswith("pyproject.toml"):
             ls.config_changed()
-        elif uri in ls.workspace.text_documents:
+        elif ls.is_open(uri):
             ls.schedule(uri, delay=0.0)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
@@ -540,10 +552,16 @@ def create_server() -> TrainlintServer:
         if want_fix_all or (not only and safe_fixable):
             path = _fs_path(uri)
             new = fix_all(ls, linted.text, str(path) if path is not None else uri, path)
+            old = linted.text
+            if uri.startswith(NOTEBOOK_CELL_SCHEMES):  # the fixes were made on the masked cell
+                from trainlint.notebook import unmask_magics
+
+                old = ls.workspace.get_text_document(uri).source
+                new = unmask_magics(new, old) if new != linted.text else old
             actions.append(lsp.CodeAction(
                 title="trainlint: fix all safe fixes in the file",
                 kind=FIX_ALL_KIND,
-                edit=lsp.WorkspaceEdit(changes={uri: minimal_edit(ls, linted.text, new)}),
+                edit=lsp.WorkspaceEdit(changes={uri: minimal_edit(ls, old, new)}),
             ))
         return actions
 
