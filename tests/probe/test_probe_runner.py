@@ -155,8 +155,9 @@ def test_sandbox_kills_processes_that_left_the_group(tmp_path, monkeypatch, mode
     from trainlint.probe.runner import detect_sandbox
 
     monkeypatch.setenv("TRAINLINT_PROBE_SANDBOX", mode)
-    if detect_sandbox().kind != mode:
-        pytest.skip(f"{mode} unavailable here")
+    sandbox = detect_sandbox()
+    if sandbox.kind != mode or not sandbox.pid_ns:
+        pytest.skip(f"{mode} with a PID namespace unavailable here")
     token = f"600.{random.randrange(10**6, 10**7)}"  # a unique `sleep` argument to find the process by
     project = tmp_path / "project"
     project.mkdir()

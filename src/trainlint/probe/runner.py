@@ -87,6 +87,7 @@ def rule_info(code: str) -> tuple[str, Severity]:
 class Sandbox:
     kind: str  # "bwrap", "unshare" or "" (none)
     why: str  # for the "not isolated" note
+    pid_ns: bool = True  # a PID namespace (some containers refuse the /proc mount it needs)
 
 
 def project_dir(script: Path) -> Path:
@@ -117,10 +118,11 @@ def _detect_sandbox(mode: str) -> Sandbox:
         if mode == "unshare":
             reasons.append("bwrap not wanted (TRAINLINT_PROBE_SANDBOX=unshare)")
         elif bwrap:
-            cmd = [bwrap, "--dev-bind", "/", "/", "--unshare-net", "--unshare-pid", "--proc", "/proc",
-                   "--ro-bind", test_dir, test_dir, "/bin/sh", "-c", f'! touch "{test_dir}/x" 2>/dev/null']
-            if _quick(cmd):
-                return Sandbox("bwrap", "")
+            for pid_ns in (True, False):
+                cmd = [*_bwrap_prefix(bwrap, Path(test_dir), None, pid_ns),
+                       "/bin/sh", "-c", f'! touch "{test_dir}/x" 2>/dev/null']
+                if _quick(cmd):
+                    return Sandbox("bwrap", "", pid_ns)
             reasons.append("bwrap cannot create namespaces here")
         else:
             reasons.append("no bwrap on PATH")
@@ -131,8 +133,9 @@ def _detect_sandbox(mode: str) -> Sandbox:
             inner = Path(test_dir) / "w"
             inner.mkdir()
             check = f'! touch "{test_dir}/x" 2>/dev/null && touch "{inner}/ok"'
-            if _quick(_unshare_prefix(unshare, Path(test_dir), inner) + ["/bin/sh", "-c", check]):
-                return Sandbox("unshare", "")
+            for pid_ns in (True, False):
+                if _quick(_unshare_prefix(unshare, Path(test_dir), inner, pid_ns) + ["/bin/sh", "-c", check]):
+                    return Sandbox("unshare", "", pid_ns)
             reasons.append("unprivileged user/mount/network namespaces unavailable")
         else:
             reasons.append("no unshare on PATH")
@@ -157,11 +160,19 @@ _UNSHARE_SCRIPT = (
 )
 
 
-def _unshare_prefix(unshare: str, readonly: Path, writable: Path | None = None) -> list[str]:
+def _unshare_prefix(unshare: str, readonly: Path, writable: Path | None = None, pid_ns: bool = True) -> list[str]:
     # A PID namespace too: when the child (its PID 1) dies, the kernel kills everything the script
     # started, even processes that left the process group with setsid().
-    return [unshare, "--net", "--mount", "--map-root-user", "--pid", "--fork", "--mount-proc", "--",
+    pid = ["--pid", "--fork", "--mount-proc"] if pid_ns else []
+    return [unshare, "--net", "--mount", "--map-root-user", *pid, "--",
             "/bin/sh", "-c", _UNSHARE_SCRIPT, "sh", str(readonly), str(writable or "")]
+
+
+def _bwrap_prefix(bwrap: str, readonly: Path, writable: Path | None, pid_ns: bool) -> list[str]:
+    pid = ["--unshare-pid", "--proc", "/proc"] if pid_ns else []
+    extra = ["--bind", str(writable), str(writable)] if writable else []
+    return [bwrap, "--dev-bind", "/", "/", "--unshare-net", *pid, "--ro-bind", str(readonly), str(readonly),
+            *extra, "--die-with-parent", "--"]
 
 
 def _wrap(sandbox: Sandbox, cmd: list[str], readonly: Path, writable: Path) -> tuple[list[str], str]:
@@ -169,16 +180,18 @@ def _wrap(sandbox: Sandbox, cmd: list[str], readonly: Path, writable: Path) -> t
         return cmd, f"not isolated: {sandbox.why}; the script ran with network access and a writable project"
     # The probe's temporary directory stays writable even when it lies inside the project.
     inner = writable if writable.resolve().is_relative_to(readonly.resolve()) else None
+    pids = "" if sandbox.pid_ns else " (no PID namespace)"
     if sandbox.kind == "bwrap":
         bwrap = shutil.which("bwrap") or "bwrap"
-        extra = ["--bind", str(inner), str(inner)] if inner else []
         return (
-            [bwrap, "--dev-bind", "/", "/", "--unshare-net", "--unshare-pid", "--proc", "/proc",
-             "--ro-bind", str(readonly), str(readonly), *extra, "--die-with-parent", "--", *cmd],
-            f"isolated (bwrap): network off, {readonly} read-only",
+            [*_bwrap_prefix(bwrap, readonly, inner, sandbox.pid_ns), *cmd],
+            f"isolated (bwrap{pids}): network off, {readonly} read-only",
         )
     unshare = shutil.which("unshare") or "unshare"
-    return _unshare_prefix(unshare, readonly, inner) + cmd, f"isolated (unshare): network off, {readonly} read-only"
+    return (
+        _unshare_prefix(unshare, readonly, inner, sandbox.pid_ns) + cmd,
+        f"isolated (unshare{pids}): network off, {readonly} read-only",
+    )
 
 
 # ---------------------------------------------------------------- run
