@@ -77,15 +77,19 @@ async def client(server: LanguageClient, tmp_path: Path):
 # helpers
 
 
-async def diagnostics_for(client: LanguageClient, uri: str, version: int | None = None, timeout: float = 20):
-    """Wait for the next publishDiagnostics of ``uri`` (of ``version`` when given)."""
-    async def wait():
-        while True:
-            params = await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+async def diagnostics_for(client: LanguageClient, uri: str, version: int | None = None, timeout: float = 30):
+    """Wait for the next publishDiagnostics of ``uri`` (of ``version`` when given), from the ones the
+    client records. (pytest-lsp's ``wait_for_notification`` keeps one waiter per method: a second
+    waiter, or two notifications in a row, would lose one.)"""
+    start = len(client.published)
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        for params in client.published[start:]:
             if params.uri == uri and (version is None or params.version == version):
                 return params.diagnostics
-
-    return await asyncio.wait_for(wait(), timeout)
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError(f"no diagnostics for {uri} (version {version})")
+        await asyncio.sleep(0.005)
 
 
 async def open_doc(client: LanguageClient, text: str, name: str = "train.py") -> tuple[str, list[lsp.Diagnostic]]:
@@ -440,6 +444,11 @@ async def test_notebook_cells_tolerate_magics(client: LanguageClient):
     whole = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
     (action,) = await code_actions(client, uri, whole, only=["source.fixAll.trainlint"])
     assert apply_text_edits(cell, action.edit.changes[uri]) == cell.replace("evaluation_strategy", "eval_strategy")
+    # the notebook's own configuration applies to its cells
+    (client.workdir / "pyproject.toml").write_text(
+        '[tool.trainlint]\nper-file-ignores = {"course.ipynb" = ["TL805"]}\n', encoding="utf-8")
+    diags = await change(client, uri, 2, cell + "\n")
+    assert list(diags) == []
 
 
 # ---------------------------------------------------------------------------------------------
@@ -518,3 +527,23 @@ def test_deep_nesting_is_a_syntax_error_not_a_crash(tmp_path: Path):
     p.write_text("import torch\nx = '" + "(" * 300 + "'\n", encoding="utf-8")
     proc = subprocess.run([sys.executable, "-m", "trainlint", str(p)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout
+
+
+def test_server_never_imports_probes_frameworks_or_user_code(tmp_path: Path):
+    """Linting in the server is static: no probe module, no torch/transformers, no user module."""
+    (tmp_path / "user_module.py").write_text("raise SystemExit('user code ran')\n", encoding="utf-8")
+    code = f"""
+import sys
+sys.path.insert(0, {str(tmp_path)!r})
+from trainlint.server import create_server
+server = create_server()
+text = open({str(ROOT / 'examples' / 'mnli_trainer_buggy.py')!r}).read() + "\\nimport user_module\\n"
+findings = server._lint_text(text, "train.py", None)
+assert len(findings) == 6, findings
+bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers', 'datasets', 'tensorflow',
+             'keras', 'user_module') or m.startswith('trainlint.probe'))
+assert not bad, bad
+print("ok")
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr

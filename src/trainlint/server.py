@@ -113,7 +113,14 @@ class TrainlintServer(LanguageServer):
     def settings_for(self, path: Path | None) -> Settings:
         """The settings of the nearest pyproject.toml, cached until one of the candidate files
         changes (keyed on their mtimes: a changed config is picked up even without a watcher)."""
-        start = path.parent if path is not None else Path(self.workspace.root_path or os.getcwd())
+        if path is not None:
+            start = path.parent
+        else:  # an untitled buffer or a notebook cell: the workspace's configuration
+            try:
+                root = self.workspace.root_path
+            except RuntimeError:  # not initialized
+                root = None
+            start = Path(root or os.getcwd())
         key_parts = []
         try:
             for d in (start, *start.parents):
@@ -310,6 +317,11 @@ def _doc_fallback(f: Finding) -> str:
 
 
 def _fs_path(uri: str) -> Path | None:
+    if uri.startswith(NOTEBOOK_CELL_SCHEMES):  # the notebook's own path: its config, its per-file-ignores
+        from urllib.parse import urlparse
+
+        nb = unquote(urlparse(uri).path)
+        return Path(nb) if nb.startswith("/") or re.match(r"^/?[A-Za-z]:", nb) else None
     if not uri.startswith("file:"):
         return None
     p = to_fs_path(uri)
