@@ -130,7 +130,11 @@ def where(text: str, needle: str, nth: int = 0) -> lsp.Range:
 
 
 def apply_text_edits(text: str, edits) -> str:
-    lines = text.splitlines(keepends=True)
+    """What an editor does with TextEdits (lines end at \\n, \\r\\n or \\r only; UTF-16 columns on
+    BMP text are code points)."""
+    import re
+
+    lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
@@ -352,6 +356,18 @@ async def test_fix_all_safe_fixes(client: LanguageClient):
     uri2, _ = await open_doc(client, "import torch\nx = torch.zeros(2)\n", "clean.py")
     (action,) = await code_actions(client, uri2, whole, only=[FIX_ALL := "source.fixAll.trainlint"])
     assert action.kind == FIX_ALL and list(action.edit.changes[uri2]) == []
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_fix_all_with_form_feed_and_crlf(client: LanguageClient):
+    """A form feed (\\x0c) is not a line break for LSP, `\\r\\n` is one: the edit lands on the right line."""
+    text = ("import torch\r\n# section one\x0c\r\nfrom transformers import TrainingArguments\r\n"
+            "args = TrainingArguments('out', evaluation_strategy='epoch')\r\nx = 1\r\n")
+    uri, diags = await open_doc(client, text)
+    assert [d.range.start.line for d in diags] == [3]
+    whole = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+    (action,) = await code_actions(client, uri, whole, only=["source.fixAll"])
+    assert apply_text_edits(text, action.edit.changes[uri]) == text.replace("evaluation_strategy", "eval_strategy")
 
 
 # ---------------------------------------------------------------------------------------------

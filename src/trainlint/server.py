@@ -57,6 +57,7 @@ _SEVERITY = {
     Severity.INFO: lsp.DiagnosticSeverity.Information,
 }
 _LINE_RE = re.compile(r"\r\n|\r|\n")
+_KEEPENDS_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _NOQA_RE = re.compile(r"#\s*noqa(?::\s?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
 
@@ -409,8 +410,8 @@ def minimal_edit(server: TrainlintServer, old: str, new: str) -> list[lsp.TextEd
     """One edit replacing only the lines that differ between ``old`` and ``new``."""
     if old == new:
         return []
-    a = old.splitlines(keepends=True)
-    b = new.splitlines(keepends=True)
+    a = _KEEPENDS_RE.findall(old)  # lines as LSP counts them (not str.splitlines: \x0c, \u2028)
+    b = _KEEPENDS_RE.findall(new)
     pre = 0
     while pre < min(len(a), len(b)) and a[pre] == b[pre]:
         pre += 1
