@@ -133,20 +133,35 @@ def _internal_error(result: FileResult, filename: str, code: str, exc: BaseExcep
 #: CPython's tokenizer refuses more than 200 nested brackets; LibCST's native parser does not
 #: check and can overflow the C stack (a segfault) on a few thousand, so deeper text is refused first.
 MAX_NESTING = 200
+#: Long operator chains nest too (``x + x + ...`` is a left-deep tree): LibCST crashes at some
+#: thousands of operators in one statement. A statement longer than this many characters (one
+#: bracketed group, or one logical line) is therefore checked by CPython's parser first (~1 % of
+#: real files: big literal tables).
+MAX_STATEMENT_CHARS = 4000
 _BRACKET_RE = re.compile(r"[()\[\]{}]")
 
 
 def _deeply_nested(source: str) -> bool:
     """A cheap over-estimate: brackets in strings and comments count too."""
     depth = 0
+    start = 0
     for m in _BRACKET_RE.finditer(source):
         if m.group() in "([{":
+            if not depth:
+                start = m.start()
             depth += 1
             if depth > MAX_NESTING:
                 return True
         elif depth:
             depth -= 1
-    return False
+            if not depth and m.start() - start > MAX_STATEMENT_CHARS:
+                return True
+    if len(source) <= MAX_STATEMENT_CHARS:
+        return False
+    logical = source
+    if "\\\n" in source or "\\\r" in source:  # backslash continuations join lines
+        logical = source.replace("\\\r\n", "").replace("\\\n", "")
+    return max(map(len, logical.split("\n"))) > MAX_STATEMENT_CHARS
 
 
 def _nesting_finding(source: str, filename: str) -> Finding | None:

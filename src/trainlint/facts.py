@@ -81,6 +81,18 @@ class Where:
         return None
 
 
+_STRUCTURAL_TYPES = frozenset(STRUCTURAL)
+_IS_NODE: dict[type, bool] = {}
+
+
+def _node_type(tp: type) -> bool:
+    """Whether values of type ``tp`` are CST nodes (memoised in ``_IS_NODE``)."""
+    r = _IS_NODE.get(tp)
+    if r is None:
+        r = _IS_NODE[tp] = isinstance(tp, type) and issubclass(tp, cst.CSTNode)
+    return r
+
+
 def walk(module: cst.Module, types: frozenset[str]) -> tuple[dict[str, list[cst.CSTNode]], dict[cst.CSTNode, Where]]:
     """Walk ``module`` once, in document order; index nodes whose type name is in ``types``."""
     index: dict[str, list[cst.CSTNode]] = {t: [] for t in types}
@@ -88,23 +100,26 @@ def walk(module: cst.Module, types: frozenset[str]) -> tuple[dict[str, list[cst.
     order = 0
     stack: list[tuple[cst.CSTNode, tuple]] = [(module, ())]
     pop, push = stack.pop, stack.append
-    structural = STRUCTURAL
+    # exact-type lookups: isinstance() against LibCST's ABC-based classes was a third of the walk
+    structural = _STRUCTURAL_TYPES
+    is_node = _IS_NODE
     while stack:
         node, blocks = pop()
-        tname = type(node).__name__
-        bucket = index.get(tname)
+        tp = type(node)
+        bucket = index.get(tp.__name__)
         if bucket is not None:
             bucket.append(node)
             where[node] = Where(order, blocks)
         order += 1
-        child_blocks = blocks + (node,) if isinstance(node, structural) else blocks
+        child_blocks = blocks + (node,) if tp in structural else blocks
         children = []
-        for name in _fields(type(node)):
+        for name in _fields(tp):
             v = getattr(node, name)
-            if isinstance(v, cst.CSTNode):
+            tv = type(v)
+            if tv is tuple or tv is list:
+                children.extend(c for c in v if is_node.get(type(c)) or _node_type(type(c)))
+            elif is_node.get(tv) or _node_type(tv):
                 children.append(v)
-            elif type(v) is tuple or type(v) is list:
-                children.extend(c for c in v if isinstance(c, cst.CSTNode))
         for c in reversed(children):
             push((c, child_blocks))
     return index, where

@@ -63,12 +63,16 @@ class Rule:
 
     @classmethod
     def visit_methods(cls) -> dict[str, str]:
-        """Map of CST node type name → method name for this rule's static checks."""
-        return {
-            attr[len("visit_") :]: attr
-            for attr in dir(cls)
-            if attr.startswith("visit_") and attr != "visit_methods" and callable(getattr(cls, attr))
-        }
+        """Map of CST node type name → method name for this rule's static checks (memoised per
+        class: ``dir()`` on every rule of every file was a visible part of a run)."""
+        found = _VISIT_METHODS.get(cls)
+        if found is None:
+            found = _VISIT_METHODS[cls] = {
+                attr[len("visit_") :]: attr
+                for attr in dir(cls)
+                if attr.startswith("visit_") and attr != "visit_methods" and callable(getattr(cls, attr))
+            }
+        return found
 
     @classmethod
     def has_static_check(cls) -> bool:
@@ -82,6 +86,7 @@ class Rule:
 
 
 _REGISTRY: dict[str, type[Rule]] = {}
+_VISIT_METHODS: dict[type, dict[str, str]] = {}
 
 
 def register(cls: type[Rule]) -> type[Rule]:
