@@ -86,9 +86,17 @@ def example_cases(section: str) -> list:
         blocks = load(code).examples(section)
         for i, ex in enumerate(blocks):
             case_id = f"{code}-{section.lower().replace(' ', '-')}-{i}"
-            marks = [pytest.mark.skip(reason="probe-only example")] if ex.probe_only else []
-            cases.append(pytest.param(code, ex, id=case_id, marks=marks))
+            if ex.probe_only:
+                continue  # run by test_probe_only_examples_are_valid_scripts below
+            cases.append(pytest.param(code, ex, id=case_id))
     return cases
+
+
+def probe_only_cases() -> list:
+    return [pytest.param(code, ex, id=f"{code}-{section.lower().replace(' ', '-')}-{i}")
+            for code in RULES if (RULES_DIR / f"{code}.md").is_file()
+            for section in ("Example", "Use instead")
+            for i, ex in enumerate(load(code).examples(section)) if ex.probe_only]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,6 +179,15 @@ def test_use_instead_does_not_trigger_its_rule(code, example, tmp_path):
             f"rules/{code}.md, `## Use instead` block at line {example.line} of the section: {code} with the "
             f"{label}\n{example.code}"
         )
+
+
+@pytest.mark.parametrize("code,example", probe_only_cases())
+def test_probe_only_examples_are_valid_scripts(code, example, tmp_path):
+    """Blocks tagged `python probe` show what only the run can see: they must be real scripts, and
+    the static pass must get through them without an internal error."""
+    compile(example.code, example.filename, "exec")
+    found = codes_found(code, example, Settings(select=["ALL"]), tmp_path)
+    assert "TL003" not in found and "TL001" not in found
 
 
 def test_internal_error_is_reported(monkeypatch):

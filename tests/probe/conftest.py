@@ -21,7 +21,7 @@ def _have_torch_stack() -> bool:
 def tiny_torch(tmp_path_factory) -> Path:
     """Directory with ``bert/`` (tiny encoder checkpoint + tokenizer) and ``mnli.csv`` (600 rows)."""
     if not _have_torch_stack():
-        pytest.skip("torch/transformers/datasets/tokenizers not installed")
+        pytest.fail("torch/transformers/datasets/tokenizers are not installed: run ./scripts/test, which builds the test environment")
     out = tmp_path_factory.mktemp("tiny_torch")
     # Build in a child process: the test process itself never imports torch.
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}

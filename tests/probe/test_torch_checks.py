@@ -12,7 +12,7 @@ import pytest
 pytestmark = pytest.mark.probe
 
 if not all(importlib.util.find_spec(m) for m in ("torch", "transformers", "datasets")):
-    pytest.skip("torch/transformers/datasets not installed", allow_module_level=True)
+    raise ImportError("torch/transformers/datasets are not installed: run ./scripts/test, which builds the test environment")
 
 
 class RecordingHarness:
