@@ -59,7 +59,7 @@ def _gitignore_spec(directory: Path):
         return None
     import pathspec
 
-    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def _ancestor_specs(root: Path) -> list[tuple[Path, object]]:
