@@ -84,7 +84,7 @@ class Settings:
         root = self.project_root or Path.cwd()
         try:
             return p.resolve().relative_to(root.resolve()).as_posix()
-        except (ValueError, OSError):
+        except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
             return p.as_posix()
 
     def is_excluded(self, path: Path) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import stat
 import traceback
 from pathlib import Path
 from typing import Iterable
@@ -275,9 +276,22 @@ def _noqa_lines(source: str) -> dict[int, frozenset[str]]:
 # Files.
 
 
+#: LibCST needs ~550 bytes of memory per byte of source (a 10 MB file: 5.6 GB, a minute of CPU);
+#: bigger files are generated data, reported as unreadable (TL002) rather than risk the machine.
+MAX_FILE_BYTES = 4_000_000
+
+
 def read_source(path: Path) -> tuple[str | None, str | None]:
     """(text, None) or (None, reason). Accepts a UTF-8 BOM; keeps line endings as they are."""
     try:
+        st = path.stat()
+        if stat.S_ISDIR(st.st_mode):
+            return None, "is a directory"
+        if not stat.S_ISREG(st.st_mode):  # opening a FIFO would wait for a writer forever
+            return None, "not a regular file (a pipe, socket or device)"
+        if st.st_size > MAX_FILE_BYTES:
+            return None, (f"too large to analyse ({st.st_size / 1e6:.1f} MB; the limit is "
+                          f"{MAX_FILE_BYTES / 1e6:.0f} MB): exclude it, it is not a training script")
         data = path.read_bytes()
     except IsADirectoryError:
         return None, "is a directory"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import sys
+import stat
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -52,10 +52,7 @@ def lint_files(files: Sequence, settings, jobs: int | None = None, cache=None) -
             continue
         size = 0
         if cache is not None:
-            try:
-                data = Path(f.path).read_bytes()
-            except OSError:
-                data = None  # lint_file reports why
+            data = _cacheable_bytes(Path(f.path))  # None: lint_file reports why
             if data is not None:
                 size = len(data)
                 key = cache.key(data, f.display)
@@ -83,6 +80,19 @@ def lint_files(files: Sequence, settings, jobs: int | None = None, cache=None) -
     return results
 
 
+def _cacheable_bytes(path: Path) -> bytes | None:
+    """The bytes of a regular file small enough to lint; None otherwise (never opens a FIFO)."""
+    from trainlint.engine import MAX_FILE_BYTES
+
+    try:
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+            return None
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
 def _lint_one(path: str, display: str, settings):
     from trainlint.engine import FileResult, _meta_finding, lint_file
 
@@ -103,7 +113,6 @@ _SETTINGS = None
 def _init_worker(settings) -> None:
     global _SETTINGS
     _SETTINGS = settings
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
 
 
 def _work(chunk: list[tuple[int, str, str]]) -> list[tuple[int, object]]:
