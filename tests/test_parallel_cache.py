@@ -197,3 +197,31 @@ def test_lint_files_keeps_input_order_and_reports_unreadable(tmp_path):
     res = lint_files(files, Settings(), jobs=2)
     assert [r.filename for r in res] == ["gone.py", "b.py", "a.py"]
     assert [f.code for f in res[0].findings] == ["TL002"]
+
+
+def test_a_worker_that_dies_loses_no_other_file(tmp_path, monkeypatch):
+    """A crash in native code (e.g. the parser overflowing the C stack) kills a worker: that file
+    is an internal error, every other file's findings are still there, in order."""
+    import os
+
+    import trainlint.parallel as par
+
+    root = _tree(tmp_path)
+    crasher = root / "pkg1" / "mnli_keras_fixed.py"
+    real = par._lint_one
+
+    def lint_or_die(path, display, settings):
+        if path == str(crasher):
+            os._exit(70)
+        return real(path, display, settings)
+
+    monkeypatch.setattr(par, "_lint_one", lint_or_die)  # inherited by the forked workers
+    res = lint_paths([root], Settings(), jobs=2)
+    monkeypatch.setattr(par, "_lint_one", real)
+    ref = lint_paths([root], Settings(), jobs=1)
+    assert [r.filename for r in res] == [r.filename for r in ref]
+    for a, b in zip(res, ref):
+        if a.filename == str(crasher):
+            assert a.internal_error and [f.code for f in a.findings] == ["TL003"]
+        else:
+            assert _flat([a]) == _flat([b])

@@ -14,11 +14,8 @@ results come back in the order of the input (discovery sorts by path), whatever 
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import stat
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Sequence
 
@@ -137,6 +134,8 @@ def _chunks(todo, jobs: int, total: int) -> list[list[tuple[int, str, str]]]:
 
 
 def _context():
+    import multiprocessing
+
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else None)
 
@@ -153,6 +152,9 @@ def _run_pool(todo, settings, jobs: int, total: int) -> dict[int, object]:
 
 def _pool_round(chunks, settings, jobs: int, done: dict) -> list[tuple[int, str, str]]:
     """Run ``chunks``; fill ``done``; the tasks of chunks whose worker died."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     left: list[tuple[int, str, str]] = []
     with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(chunks))), mp_context=_context(),
                              initializer=_init_worker, initargs=(settings,)) as pool:
@@ -166,6 +168,9 @@ def _pool_round(chunks, settings, jobs: int, done: dict) -> list[tuple[int, str,
 
 
 def _isolated(path: str, display: str, settings):
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     from trainlint.engine import FileResult, _meta_finding
 
     try:
