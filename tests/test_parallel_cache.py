@@ -225,3 +225,14 @@ def test_a_worker_that_dies_loses_no_other_file(tmp_path, monkeypatch):
             assert a.internal_error and [f.code for f in a.findings] == ["TL003"]
         else:
             assert _flat([a]) == _flat([b])
+
+
+def test_cache_dir_from_the_config_file(tmp_path):
+    from support import run_cli
+
+    (tmp_path / "pyproject.toml").write_text('[tool.trainlint]\ncache-dir = "build-cache/tl"\n')
+    (tmp_path / "train.py").write_text("from transformers import TrainingArguments\n"
+                                       "a = TrainingArguments('o', evaluation_strategy='epoch')\n")
+    assert run_cli("train.py", cwd=tmp_path).returncode == 1
+    assert any((tmp_path / "build-cache" / "tl").rglob("*")), "no cache entry written where the config says"
+    assert not (tmp_path / ".trainlint_cache").exists()

@@ -51,6 +51,20 @@ def _check_corpus(results, texts: dict[str, str]) -> None:
         text = texts.get(r.filename)
         if text is not None and _cpython_rejects(text) and not any(f.code == "TL002" for f in r.findings):
             assert len(tl001) == 1, f"{r.filename}: CPython rejects it, trainlint reported no TL001"
+    _check_fixes(results, texts)
+
+
+def _check_fixes(results, texts: dict[str, str]) -> None:
+    """Every fix (unsafe ones too) on the corpus yields code that parses, and a second pass changes nothing."""
+    from trainlint.fixes import fix_source
+
+    fixable = [r for r in results if r.filename in texts and any(f.fix for f in r.findings)]
+    for r in fixable:
+        first = fix_source(texts[r.filename], r.filename, ALL, unsafe=True)
+        assert first.error is None, f"{r.filename}: {first.error}"
+        compile(first.source, r.filename, "exec")
+        second = fix_source(first.source, r.filename, ALL, unsafe=True)
+        assert second.source == first.source, f"{r.filename}: a second --fix changed the file"
 
 
 # ---------------------------------------------------------------------------------------------

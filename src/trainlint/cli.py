@@ -266,7 +266,7 @@ def _cache(settings, cache_dir, no_cache):
         return None
     from trainlint.cache import DIRNAME, Cache
 
-    return Cache(cache_dir or (settings.project_root or Path.cwd()) / DIRNAME, settings)
+    return Cache(cache_dir or settings.cache_dir or (settings.project_root or Path.cwd()) / DIRNAME, settings)
 
 
 def _unreadable(f):

@@ -43,6 +43,8 @@ class Settings:
     exclude: list[str] = dataclasses.field(default_factory=list)
     #: library versions to lint against ({"transformers": "5.0"}); default: what is installed
     target_versions: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: `cache-dir` from the config file, relative to it (the CLI's --cache-dir overrides it)
+    cache_dir: Path | None = None
     project_root: Path | None = None  # where the config file was found
     config_file: Path | None = None
 
@@ -201,8 +203,18 @@ def settings_from_table(table: dict[str, Any], path: Path) -> Settings:
         per_file_ignores={k: list(v) for k, v in pfi.items()},
         exclude=codes("exclude") + codes("extend-exclude"),
         target_versions=dict(tv),
+        cache_dir=_cache_dir(table, path),
         project_root=path.parent.resolve(),
         config_file=path,
     )
     settings.codes()  # validate selectors now: a typo is a config error (exit 2)
     return settings
+
+
+def _cache_dir(table: dict[str, Any], path: Path) -> Path | None:
+    value = table.get("cache-dir")
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(f"{path}: `cache-dir` must be a path")
+    return (path.parent / value).resolve()
