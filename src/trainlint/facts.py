@@ -469,6 +469,7 @@ class CallValue(Value):
 
 
 TRAINER_CLASSES = frozenset({"transformers.Trainer", "transformers.Seq2SeqTrainer"})
+TRAINING_ARGS_CLASSES = frozenset({"transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"})
 _DATASET_KEEPING_METHODS = frozenset(
     {
         "shuffle", "select", "filter", "remove_columns", "rename_column", "rename_columns",

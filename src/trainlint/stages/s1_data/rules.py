@@ -10,7 +10,14 @@ import libcst as cst
 
 from trainlint import knowledge
 from trainlint.facts import (
-    UNKNOWN, DatasetValue, argument, has_star_kwargs, iter_nodes, keyword, literal, positional,
+    UNKNOWN,
+    DatasetValue,
+    argument,
+    has_star_kwargs,
+    iter_nodes,
+    keyword,
+    literal,
+    positional,
 )
 from trainlint.findings import Severity
 from trainlint.rule import Rule, register

@@ -6,10 +6,23 @@ import re
 
 import libcst as cst
 
-from trainlint.facts import UNKNOWN, DatasetValue, argument, given, has_star_kwargs
 from trainlint import codemod
-from trainlint.facts import TokenizerValue, iter_calls, positional
-from trainlint.facts import ModelValue, TFDatasetValue, iter_nodes, keyword, literal
+from trainlint.facts import (
+    TRAINING_ARGS_CLASSES,
+    UNKNOWN,
+    DatasetValue,
+    ModelValue,
+    TFDatasetValue,
+    TokenizerValue,
+    argument,
+    given,
+    has_star_kwargs,
+    iter_calls,
+    iter_nodes,
+    keyword,
+    literal,
+    positional,
+)
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
@@ -156,8 +169,7 @@ def _training_arguments(facts, trainer: cst.Call) -> cst.Call | None:
     if isinstance(expr, cst.Name):
         b = facts.lookup(expr.value, trainer)
         expr = b.value if b is not None else None
-    if isinstance(expr, cst.Call) and (facts.callee(expr) or "").rsplit(".", 1)[-1] in (
-            "TrainingArguments", "Seq2SeqTrainingArguments"):
+    if isinstance(expr, cst.Call) and facts.callee(expr) in TRAINING_ARGS_CLASSES:
         return expr
     return None
 
@@ -489,7 +501,7 @@ class BatchEncodingToFit(Rule):
                 "(of type <class 'transformers.tokenization_utils_base.BatchEncoding'>)\" (tf-keras: \"Cannot "
                 'generate a hashable key for IteratorSpec")',
                 hint=f"pass a plain dict: `dict({shown})`",
-                fix=self.ctx.fix(Applicability.SAFE, f"wrap in `dict(...)`", self.ctx.replace(expr, f"dict({shown})")),
+                fix=self.ctx.fix(Applicability.SAFE, "wrap in `dict(...)`", self.ctx.replace(expr, f"dict({shown})")),
             )
 
     def _is_encoding(self, expr, at) -> bool:

@@ -8,7 +8,14 @@ import libcst as cst
 
 from trainlint import codemod, knowledge
 from trainlint.facts import (
-    UNKNOWN, DatasetValue, ModelValue, TFDatasetValue, argument, has_star_kwargs, iter_nodes, keyword, literal,
+    DatasetValue,
+    ModelValue,
+    TFDatasetValue,
+    argument,
+    has_star_kwargs,
+    iter_nodes,
+    keyword,
+    literal,
 )
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import libcst as cst
 
-from trainlint.facts import ModelValue, TFDatasetValue, argument, iter_nodes, keyword, literal
 from trainlint import codemod
+from trainlint.facts import (
+    ModelValue,
+    TFDatasetValue,
+    argument,
+    iter_nodes,
+    keyword,
+    literal,
+)
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
@@ -240,7 +247,6 @@ class ActivationBeforeLoss(Rule):
     triggers = ("softmax", "sigmoid", "Softmax", "Sigmoid")
 
     def visit_Call(self, node: cst.Call) -> None:
-        facts = self.ctx.facts
         loss = self._loss_kind(node)
         if loss is not None:
             self._check_torch(node, loss)

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import re
+import weakref
+
 import libcst as cst
 
-from trainlint.facts import argument
 from trainlint import codemod
+from trainlint.facts import (
+    TRAINING_ARGS_CLASSES,
+    ModelValue,
+    argument,
+    has_star_kwargs,
+    iter_nodes,
+    keyword,
+    literal,
+)
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 from trainlint.stages.s4_loss.rules import compiled_model
@@ -94,7 +105,11 @@ class StringOptimizer(Rule):
 
 def _keras3(ctx) -> bool:
     """The script runs under Keras 3 with `tensorflow.keras` meaning Keras 3 (as TL808 decides)."""
-    from trainlint.stages.s8_compat.rules import _legacy_keras_env, script_requires_at_least, script_requires_below
+    from trainlint.stages.s8_compat.rules import (
+        _legacy_keras_env,
+        script_requires_at_least,
+        script_requires_below,
+    )
 
     source = ctx.source
     if _legacy_keras_env(source):
@@ -120,10 +135,7 @@ class StepDoesNotMoveWeights(Rule):
 # ---------------------------------------------------------------------------------------------
 # Learning rates for fine-tuning (TL502, TL503), the optimizer's model (TL504), fp16 on CPU (TL505).
 
-import re  # noqa: E402
-import weakref  # noqa: E402
 
-from trainlint.facts import ModelValue, has_star_kwargs, iter_nodes, keyword, literal  # noqa: E402
 
 #: PyTorch's default learning rate of the adaptive optimizers (all far too high for fine-tuning)
 TORCH_DEFAULT_LR = {
@@ -283,7 +295,7 @@ class HighLearningRate(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
         qn = facts.callee(node) or ""
-        if qn in ("transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"):
+        if qn in TRAINING_ARGS_CLASSES:
             self._training_arguments(node)
         elif torch_optimizer(self.ctx, node) is not None:
             self._torch(node)
@@ -385,7 +397,7 @@ class HighLearningRate(Rule):
                 f"`{self.ctx.code(opt.func)}()` without `learning_rate` uses its default "
                 f"{_rate(KERAS_OPTIMIZER_DEFAULT_LR[cls])}, far too high to fine-tune the pretrained `{model.cls}`: "
                 "the loss goes up, explodes or oscillates, or the model collapses to predicting one class",
-                hint=f"pass `learning_rate=5e-5` (2e-5 to 5e-5 is usual)",
+                hint="pass `learning_rate=5e-5` (2e-5 to 5e-5 is usual)",
             )
             return
         self._check(lr, at, f"`{self.ctx.code(opt.func)}(learning_rate=...)`", model,
@@ -505,7 +517,7 @@ class HalfPrecisionOnCpu(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
         qn = facts.callee(node) or ""
-        if qn in ("transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"):
+        if qn in TRAINING_ARGS_CLASSES:
             fp16 = keyword(node, "fp16")
             if fp16 is None or facts.constant(fp16.value, node) is not True:
                 return

@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import libcst as cst
 
-from trainlint.facts import MetricValue, argument, iter_calls, iter_nodes
 from trainlint import codemod
+
+#: calls after which predictions are class ids (or at least not raw logits any more)
+from trainlint.facts import (
+    TRAINING_ARGS_CLASSES,
+    UNKNOWN,
+    MetricValue,
+    TrainerValue,
+    argument,
+    has_star_kwargs,
+    iter_calls,
+    iter_nodes,
+    keyword,
+    literal,
+)
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
-#: calls after which predictions are class ids (or at least not raw logits any more)
 _TRANSFORMS = frozenset({
     "argmax", "argmin", "argsort", "topk", "max", "round", "rint", "floor", "ceil", "where", "sigmoid",
     "expit", "squeeze", "ravel", "flatten", "decode", "batch_decode", "astype", "greater", "int", "postprocess",
@@ -168,7 +180,6 @@ class ComputeMetricsError(Rule):
 # What the metric functions return (TL602, TL603), predictions vs labels (TL604), choosing the best
 # checkpoint (TL605, TL606).
 
-from trainlint.facts import UNKNOWN, TrainerValue, has_star_kwargs, keyword, literal  # noqa: E402
 
 _EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
 
@@ -431,7 +442,6 @@ class PredictLabelsAsPredictions(Rule):
 
 # -- TL605 / TL606 -----------------------------------------------------------------------------
 
-_ARGS_CLASSES = ("transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments")
 
 
 def _strategy(facts, expr: cst.BaseExpression | None, at: cst.CSTNode, default: str):
@@ -457,7 +467,7 @@ class BestModelStrategyMismatch(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
-        if facts.callee(node) not in _ARGS_CLASSES or has_star_kwargs(node):
+        if facts.callee(node) not in TRAINING_ARGS_CLASSES or has_star_kwargs(node):
             return
         best = keyword(node, "load_best_model_at_end")
         if best is None or facts.constant(best.value, node) is not True:
@@ -534,7 +544,7 @@ class UnknownMetricForBestModel(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
-        if facts.callee(node) not in _ARGS_CLASSES:
+        if facts.callee(node) not in TRAINING_ARGS_CLASSES:
             return
         kw = keyword(node, "metric_for_best_model")
         if kw is None:

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from trainlint.findings import Severity
+import dataclasses
+import re
+import weakref
+
+import libcst as cst
+
+from trainlint.facts import CallValue, dotted, iter_nodes, literal
+from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
 
@@ -30,15 +37,6 @@ class ScriptErrorBeforeTraining(Rule):
 # ---------------------------------------------------------------------------------------------
 # Hand-written PyTorch loops: what one step does (TL701–TL705). Loops are read once per file: every
 # call is filed under the loops around it (up to the enclosing function).
-
-import dataclasses  # noqa: E402
-import re  # noqa: E402
-import weakref  # noqa: E402
-
-import libcst as cst  # noqa: E402
-
-from trainlint.facts import CallValue, dotted, iter_nodes, literal  # noqa: E402
-from trainlint.findings import Applicability  # noqa: E402
 
 _LOOPS = (cst.For, cst.While)
 _NO_GRAD = ("no_grad", "inference_mode", "set_grad_enabled(False)", "enable_grad(False)")

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from trainlint import codemod
-from trainlint.facts import MetricValue, argument, literal, positional
+from trainlint.facts import (
+    TRAINING_ARGS_CLASSES,
+    MetricValue,
+    argument,
+    dotted,
+    keyword,
+    literal,
+    positional,
+)
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
@@ -213,7 +223,7 @@ class RenamedKeyword(Rule):
         if self.owner == "trainer":
             if not facts.is_trainer_class(node.func, node):
                 return
-        elif facts.callee(node) not in ("transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"):
+        elif facts.callee(node) not in TRAINING_ARGS_CLASSES:
             return
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == self.old:
@@ -319,9 +329,7 @@ class MetricLoadedAsDataset(Rule):
 # ---------------------------------------------------------------------------------------------
 # transformers 5 and Keras 3 (TL807–TL809).
 
-import re  # noqa: E402
 
-from trainlint.facts import argument, dotted, keyword  # noqa: E402
 
 #: lines that can declare the script's requirements: `!pip install ...`, `%pip`, `uv add`, and comments
 #: (a PEP 723 `# /// script` block: `# dependencies = ["transformers<5"]`)
@@ -464,7 +472,6 @@ class TFKerasOptimizerKeras3(Rule):
             return
         facts = self.ctx.facts
         opt = argument(node, "optimizer", 0)
-        at: cst.CSTNode = node
         if isinstance(opt, cst.Name) and facts.raw_qualname(opt) is None:
             b = facts.lookup(opt.value, node)
             opt = b.value if b is not None else None
