@@ -239,7 +239,6 @@ class LoopObserver:
                 return
 
     def _overfit(self, optimizer: Any, n: int, line: int | None) -> None:
-        from trainlint.probe import curve
 
         h = self.h
         handle = getattr(self, "capture_handle", None)
@@ -267,20 +266,7 @@ class LoopObserver:
                 break
             loss.backward()
             optimizer.step()
-        verdict, text = curve.report(losses)
-        lr = max(float(g.get("lr", 0.0)) for g in optimizer.param_groups)
-        head = f"--overfit {n}: the loop's batch of step 2, {type(optimizer).__name__} lr={lr:g}"
-        h.detail(head + "\n" + text)
-        h.note(f"{head}: {verdict.kind}: {verdict.summary}")
-        if verdict.ok:
-            h.checked("TL706")
-            return
-        h.finding(
-            "TL706",
-            f"the model cannot overfit one batch: the loss {verdict.kind} ({verdict.summary}); likely: {verdict.causes}",
-            evidence=f"loss curve {[round(x, 4) for x in losses[:40]]}\n{curve.plot(losses)}",
-            line=line,
-        )
+        report_overfit(h, losses, optimizer, f"--overfit {n}: the loop's batch of step 2", line)
 
 
 def install_loop_observer(h: Any, torch: Any) -> None:
@@ -307,7 +293,6 @@ def install_loop_observer(h: Any, torch: Any) -> None:
 
 
 def overfit_trainer(h: Any, st: Any, n: int) -> None:
-    from trainlint.probe import curve
 
     if st.inputs is None:
         return
@@ -328,9 +313,17 @@ def overfit_trainer(h: Any, st: Any, n: int) -> None:
             break
         loss.backward()
         optimizer.step()
+    report_overfit(h, losses, optimizer, f"--overfit {n}: one batch", st.line, suffix=", no scheduler")
+
+
+def report_overfit(h: Any, losses: list[float], optimizer: Any, what: str, line: Any, suffix: str = "") -> None:
+    """Classify the loss curve of N steps on one batch (the seeds' four failure shapes) and report
+    TL706 unless it went down to near zero; the plot goes to --verbose details."""
+    from trainlint.probe import curve
+
     verdict, text = curve.report(losses)
     lr = max(float(g.get("lr", 0.0)) for g in optimizer.param_groups)
-    head = f"--overfit {n}: one batch, {type(optimizer).__name__} lr={lr:g}, no scheduler"
+    head = f"{what}, {type(optimizer).__name__} lr={lr:g}{suffix}"
     h.detail(head + "\n" + text)
     h.note(f"{head}: {verdict.kind}: {verdict.summary}")
     if verdict.ok:
@@ -340,5 +333,5 @@ def overfit_trainer(h: Any, st: Any, n: int) -> None:
         "TL706",
         f"the model cannot overfit one batch: the loss {verdict.kind} ({verdict.summary}); likely: {verdict.causes}",
         evidence=f"loss curve {[round(x, 4) for x in losses[:40]]}\n{curve.plot(losses)}",
-        line=st.line,
+        line=line,
     )
