@@ -232,20 +232,11 @@ def method_name(call: cst.Call) -> str | None:
 
 def iter_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
     """Every Call below ``node`` (a small local walk, for function bodies)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, cst.Call):
-            yield n
-        for name in _fields(type(n)):
-            v = getattr(n, name)
-            if isinstance(v, cst.CSTNode):
-                stack.append(v)
-            elif type(v) is tuple or type(v) is list:
-                stack.extend(c for c in v if isinstance(c, cst.CSTNode))
+    return iter_nodes(node, (cst.Call,))
 
 
 def iter_nodes(node: cst.CSTNode, types: tuple[type, ...]) -> Iterator[cst.CSTNode]:
+    """Every node of one of ``types`` below ``node`` (a small local walk)."""
     stack = [node]
     while stack:
         n = stack.pop()

@@ -34,6 +34,18 @@ def compiled_model(ctx, call: cst.Call) -> ModelValue | None:
     return v if isinstance(v, ModelValue) else None
 
 
+def compiled_loss(ctx, call: cst.Call) -> tuple[cst.BaseExpression, ModelValue] | None:
+    """(the `loss=` expression, the model) of a `model.compile(loss=...)` call with a loss on a model
+    trainlint knows; None otherwise (not a compile, no loss or `loss=None`, unknown model)."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "compile"):
+        return None
+    loss = argument(call, "loss", 1)
+    if loss is None or literal(loss) is None:
+        return None
+    model = compiled_model(ctx, call)
+    return None if model is None else (loss, model)
+
+
 def fit_datasets(ctx, model: ModelValue):
     """The `tf.data` datasets given to `fit` on this model."""
     for call in ctx.facts.method_calls("fit"):
@@ -56,14 +68,10 @@ class KerasLossWithLabelsInFeatures(Rule):
     triggers = ("compile",)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile"):
+        compiled = compiled_loss(self.ctx, node)
+        if compiled is None:
             return
-        loss = argument(node, "loss", 1)
-        if loss is None or literal(loss) is None:
-            return
-        model = compiled_model(self.ctx, node)
-        if model is None:
-            return
+        loss, model = compiled
         for ds in fit_datasets(self.ctx, model):
             if ds.prepared or ds.label_cols is not None or not isinstance(ds.columns, list):
                 continue
@@ -97,14 +105,10 @@ class LossExpectsProbabilities(Rule):
     fix = Applicability.SAFE
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile"):
+        compiled = compiled_loss(self.ctx, node)
+        if compiled is None or not compiled[1].transformers:
             return
-        loss = argument(node, "loss", 1)
-        if loss is None:
-            return
-        model = compiled_model(self.ctx, node)
-        if model is None or not model.transformers:
-            return
+        loss, model = compiled
         name = self._probability_loss(loss, node)
         if name is None:
             return
@@ -452,13 +456,11 @@ class SingleLossMultiOutput(Rule):
     triggers = ("compile",)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile"):
+        compiled = compiled_loss(self.ctx, node)
+        if compiled is None:
             return
-        loss = argument(node, "loss", 1)
-        if loss is None or literal(loss) is None:
-            return
-        model = compiled_model(self.ctx, node)
-        if model is None or not model.transformers or model.head not in _MULTI_OUTPUT_HEADS:
+        loss, model = compiled
+        if not model.transformers or model.head not in _MULTI_OUTPUT_HEADS:
             return
         outputs = _MULTI_OUTPUT_HEADS[model.head]
         for ds in fit_datasets(self.ctx, model):
