@@ -47,6 +47,9 @@ class Settings:
     cache_dir: Path | None = None
     project_root: Path | None = None  # where the config file was found
     config_file: Path | None = None
+    #: Not a config key. False: every enabled rule runs on every training script, whatever its
+    #: gate says (the tests compare both ways: gates save time, never a finding).
+    gate: bool = True
 
     def __post_init__(self) -> None:
         self._codes: set[str] | None = None
@@ -105,7 +108,7 @@ class Settings:
 
     def cache_key(self) -> str:
         return repr((sorted(self.codes()), sorted(self.per_file_ignores.items()),
-                     sorted(self.target_versions.items()),
+                     sorted(self.target_versions.items()), self.gate,
                      {d: installed_version(d) for d in ("transformers", "datasets", "keras")}))
 
 

@@ -28,6 +28,17 @@ _NOQA_RE = re.compile(
     r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
 )
 _FILE_NOQA_RE = re.compile(r"#\s*trainlint\s*:\s*noqa\b(?!\s*:)", re.IGNORECASE)
+#: Comments and string literals (their prefixes stay behind as harmless one-letter words).
+#: Possessive repeats: an unterminated string costs one scan, never a backtracking storm.
+_NOT_CODE_RE = re.compile(
+    r"#[^\n]*+"
+    r'|"""(?:[^"\\]|\\.|"(?!""))*+(?:"""|\Z)'
+    r"|'''(?:[^'\\]|\\.|'(?!''))*+(?:'''|\Z)"
+    r'|"(?:[^"\\\n]|\\.)*+"?'
+    r"|'(?:[^'\\\n]|\\.)*+'?",
+    re.DOTALL,
+)
+_WORD_RE = re.compile(r"[^\W\d]\w*")
 
 
 @dataclasses.dataclass
@@ -38,7 +49,10 @@ class FileResult:
     internal_error: bool = False
     #: a one-line note for the user that is not a finding (e.g. "empty file")
     note: str | None = None
+    #: parsed by LibCST (the rules ran)
     parsed: bool = False
+    #: only syntax-checked by CPython's parser (no enabled rule's gate opened)
+    syntax_checked: bool = False
 
 
 def lint_source(source: str, filename: str = "<stdin>", settings: Settings | None = None) -> list[Finding]:
@@ -55,14 +69,17 @@ def lint_text(source: str, filename: str, settings: Settings, *, raise_errors: b
     enabled = settings.codes_for(filename)
     if not enabled or not FRAMEWORK_RE.search(source):
         return FileResult(filename, [])
-    rules = [r for code, r in all_rules().items() if code in enabled and r.has_static_check()
-             and (not r.triggers or any(t in source for t in r.triggers))]
-    # A training script is always parsed, so that a syntax error is reported even when no enabled
-    # rule's trigger words appear in it; the walk and the rules are skipped in that case.
-    if _deeply_nested(source):
-        deep = _nesting_finding(source, filename)
-        if deep is not None:
-            return FileResult(filename, [deep], parsed=False)
+    rules = [r for code, r in all_rules().items() if code in enabled and r.has_static_check()]
+    if settings.gate:
+        words = code_words(source)
+        rules = [r for r in rules if r.gate_open(words)
+                 and (not getattr(r, "triggers", ()) or any(t in source for t in r.triggers))]
+    if not rules or _deeply_nested(source):
+        # No rule can fire (or LibCST would choke on the nesting): CPython's parser, ~10x faster
+        # than LibCST's, is enough to report a syntax error in a training script.
+        error = _cpython_syntax_finding(source, filename)
+        if error is not None or not rules:
+            return FileResult(filename, [error] if error else [], syntax_checked=True)
     try:
         module = (parse or cst.parse_module)(source)
     except cst.ParserSyntaxError as exc:
@@ -165,8 +182,13 @@ def _deeply_nested(source: str) -> bool:
     return max(map(len, logical.split("\n"))) > MAX_STATEMENT_CHARS
 
 
-def _nesting_finding(source: str, filename: str) -> Finding | None:
-    """TL001 from CPython's parser when it refuses the nesting; None when it accepts the text."""
+def code_words(source: str) -> set[str]:
+    """The identifiers of a file's code (what rule gates look at): comments and strings removed."""
+    return set(_WORD_RE.findall(_NOT_CODE_RE.sub(" ", source)))
+
+
+def _cpython_syntax_finding(source: str, filename: str) -> Finding | None:
+    """TL001 from CPython's parser when it refuses the text; None when it accepts it."""
     try:
         compile(source, filename, "exec", flags=0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
     except SyntaxError as err:

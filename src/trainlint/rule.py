@@ -49,9 +49,14 @@ class Rule:
     probe: ClassVar[str] = ""
     #: Applicability of the autofix this rule offers, if any.
     fix: ClassVar[Applicability | None] = None
-    #: Only parse-and-run this rule's checks when one of these words is in the source.
-    #: Empty: always.
-    triggers: ClassVar[tuple[str, ...]] = ()
+    #: When the engine runs this rule's static check on a file (see ``gate_open``): a tuple of
+    #: groups, every group must have one of its words among the identifiers of the file's code.
+    #: Strings and comments do not count (a docstring that mentions ``Trainer`` opens nothing); a
+    #: word with ``*`` at one end matches any identifier with that suffix or prefix
+    #: (``"*ForSequenceClassification"``, ``"TF*"``). Each group must be a necessary condition of
+    #: a finding: ``tests/test_gate.py`` lints every corpus with and without the gates and wants the
+    #: same findings. Empty: always run.
+    gate: ClassVar[tuple[tuple[str, ...], ...]] = ()
 
     @classmethod
     def stage(cls) -> Stage:
@@ -75,6 +80,20 @@ class Rule:
         return found
 
     @classmethod
+    def gate_open(cls, words: set[str] | frozenset[str]) -> bool:
+        """Whether the file whose code identifiers are ``words`` can hold a finding of this rule."""
+        compiled = _GATES.get(cls)
+        if compiled is None:
+            compiled = _GATES[cls] = tuple(_compile_group(g) for g in cls.gate)
+        for exact, suffixes, prefixes in compiled:
+            if not exact.isdisjoint(words):
+                continue
+            if (suffixes or prefixes) and any(w.endswith(suffixes) or w.startswith(prefixes) for w in words):
+                continue
+            return False
+        return True
+
+    @classmethod
     def has_static_check(cls) -> bool:
         return bool(cls.visit_methods()) or hasattr(cls, "finish")
 
@@ -87,6 +106,16 @@ class Rule:
 
 _REGISTRY: dict[str, type[Rule]] = {}
 _VISIT_METHODS: dict[type, dict[str, str]] = {}
+_GATES: dict[type, tuple[tuple[frozenset[str], tuple[str, ...], tuple[str, ...]], ...]] = {}
+
+
+def _compile_group(group: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]:
+    if isinstance(group, str):
+        raise TypeError(f"a gate is a tuple of groups of words, not {group!r}")
+    exact = frozenset(w for w in group if "*" not in w)
+    suffixes = tuple(w[1:] for w in group if w.startswith("*"))
+    prefixes = tuple(w[:-1] for w in group if w.endswith("*") and not w.startswith("*"))
+    return exact, suffixes, prefixes
 
 
 def register(cls: type[Rule]) -> type[Rule]:
