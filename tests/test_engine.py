@@ -223,3 +223,21 @@ def test_version_dependent_severity():
 
 def test_default_selection_excludes_meta_nothing_else_needed():
     assert codes("import torch\n") == []
+
+
+def test_installed_version_matches_importlib_metadata(tmp_path, monkeypatch):
+    """The directory scan that replaces importlib.metadata (15 ms of a cold run) reads the same
+    versions: installed, absent, normalised names, and an egg-info directory."""
+    from importlib import metadata
+
+    from trainlint.config import _scan_version
+
+    for dist in ("libcst", "click", "pathspec", "typing_extensions", "typing-extensions", "no-such-dist"):
+        try:
+            expected = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            expected = None
+        assert _scan_version(dist) == expected, dist
+    (tmp_path / "Fancy_Pkg-1.2.3-py3.11.egg-info").mkdir()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert _scan_version("fancy-pkg") == "1.2.3"
