@@ -10,6 +10,7 @@ import libcst as cst
 
 from trainlint import knowledge
 from trainlint.facts import (
+    TRAINER_CLASSES,
     UNKNOWN,
     DatasetValue,
     argument,
@@ -22,6 +23,11 @@ from trainlint.facts import (
 from trainlint.findings import Severity
 from trainlint.rule import Rule, register
 
+#: gate words (see ``Rule.gate``). A qualified name resolves only through an absolute import or an
+#: attribute chain, so every part of it is a word of the code: ``transformers.Trainer`` needs
+#: ``transformers`` and ``Trainer`` (or an alias's import line, or a subclass's base, says them).
+_TRAINER_WORDS = tuple(sorted(q.rsplit(".", 1)[-1] for q in TRAINER_CLASSES))
+
 
 @register
 class RawDatasetToTrainer(Rule):
@@ -31,7 +37,8 @@ class RawDatasetToTrainer(Rule):
     name = "raw-dataset-to-trainer"
     severity = Severity.ERROR
     probe = "Checks that the dataset the Trainer holds has the model's input columns (`input_ids`)."
-    triggers = ("Trainer",)
+    # a Trainer, a raw `datasets.load_dataset(...)` and its tokenized twin (made by `.map`)
+    gate = (_TRAINER_WORDS, ("transformers",), ("load_dataset",), ("datasets",), ("map",))
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
@@ -134,7 +141,8 @@ class UnknownDatasetColumn(Rule):
     code = "TL102"
     name = "unknown-dataset-column"
     severity = Severity.ERROR
-    triggers = ("load_dataset",)
+    # the columns come from the dataset table, for a `datasets.load_dataset(...)` call
+    gate = (("load_dataset",), ("datasets",))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -273,7 +281,8 @@ class LabelSortedSlice(Rule):
     severity = Severity.ERROR
     probe = ("Takes the first training batch: one class while the label column has several, from a loader "
              "that does not shuffle, confirms the sorted order reaches training.")
-    triggers = ("load_dataset",)
+    # `load_dataset(..., split="train[:N]")` (a keyword only) or `.select(range(N))` / `.take(N)`
+    gate = (("load_dataset",), ("datasets",), ("split", "select", "take"))
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
@@ -367,6 +376,8 @@ _COPY_SHUFFLES = frozenset({"numpy.random.permutation", "sklearn.utils.shuffle",
 _LISTINGS = frozenset({"glob.glob", "glob.iglob", "os.listdir", "os.scandir", "tensorflow.io.gfile.glob",
                        "tensorflow.io.gfile.listdir"})
 _PATH_LISTING_METHODS = frozenset({"glob", "rglob", "iterdir"})
+#: the words a listing call says: the last part of each qualified listing, and the pathlib methods
+_LISTING_WORDS = tuple(sorted({q.rsplit(".", 1)[-1] for q in _LISTINGS} | _PATH_LISTING_METHODS))
 #: calls that pair their arguments example by example
 _PAIRING = frozenset({"zip", "fit", "train_test_split", "TensorDataset", "from_tensor_slices", "from_dict",
                       "train_on_batch", "partial_fit"})
@@ -413,7 +424,11 @@ class MisalignedLabels(Rule):
     code = "TL104"
     name = "misaligned-labels"
     severity = Severity.ERROR
-    triggers = ("shuffle", "permutation", "glob", "listdir", "scandir", "iterdir", "random.sample")
+    # a pairing call, and (a lone shuffle — named shuffle/permutation/sample, from `random`, `numpy.random`
+    # or `sklearn` — or an unsorted listing): (S and R) or L is (S or L) and (R or L)
+    gate = (tuple(sorted(_PAIRING)),
+            ("shuffle", "permutation", "sample", *_LISTING_WORDS),
+            ("random", "sklearn", *_LISTING_WORDS))
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
@@ -591,7 +606,10 @@ class UnseededMultiprocessData(Rule):
     name = "unseeded-multiprocess-data"
     severity = Severity.WARNING
     default = False
-    triggers = ("Accelerator", "torch.distributed", "init_process_group", "LOCAL_RANK")
+    # an unseeded draw (random/numpy shuffle, sample, permutation, choice; sklearn or a `datasets` dataset's
+    # shuffle / train_test_split). No group for "runs as several processes": `"LOCAL_RANK" in source` also
+    # holds for a string or a comment, which are not words.
+    gate = (("shuffle", "sample", "permutation", "choice", "train_test_split"), ("random", "sklearn", "datasets"))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
