@@ -8,6 +8,7 @@ import libcst as cst
 
 from trainlint import codemod
 from trainlint.facts import (
+    TRAINER_CLASSES,
     TRAINING_ARGS_CLASSES,
     UNKNOWN,
     DatasetValue,
@@ -26,6 +27,13 @@ from trainlint.facts import (
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
+#: gate words (see ``Rule.gate``). A qualified name resolves only through an absolute import or an
+#: attribute chain, so every part of it is a word of the code: ``transformers.Trainer`` needs
+#: ``transformers`` and ``Trainer`` (or an alias's import line, or a subclass's base, says them); a
+#: `datasets` dataset needs ``datasets``.
+_TRAINER_WORDS = tuple(sorted(q.rsplit(".", 1)[-1] for q in TRAINER_CLASSES))
+_TRAINING_ARGS_WORDS = tuple(sorted(q.rsplit(".", 1)[-1] for q in TRAINING_ARGS_CLASSES))
+
 
 @register
 class NoPaddingCollator(Rule):
@@ -36,7 +44,8 @@ class NoPaddingCollator(Rule):
     severity = Severity.ERROR
     probe = ("Forms one batch with `trainer.get_train_dataloader()`; a collation failure confirms it "
              "and shows the offending sequence lengths.")
-    triggers = ("Trainer",)
+    # a Trainer, and a `datasets` dataset tokenized by `.map`
+    gate = (_TRAINER_WORDS, ("transformers",), ("datasets",), ("map",))
     fix = Applicability.UNSAFE
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -191,7 +200,11 @@ class UnpaddableColumns(Rule):
     severity = Severity.ERROR
     probe = ("Forms one batch with `trainer.get_train_dataloader()`; a collation failure with string columns "
              "reaching the collator confirms it.")
-    triggers = ("Trainer",)
+    # a Trainer given `TrainingArguments(...)`, and either string columns (`remove_unused_columns=False`, a
+    # tokenized `load_dataset(...)` dataset) or a custom collator for a `from_pretrained` model
+    gate = (_TRAINER_WORDS, ("transformers",), _TRAINING_ARGS_WORDS,
+            ("remove_unused_columns", "from_pretrained"), ("load_dataset", "from_pretrained"),
+            ("map", "from_pretrained"))
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
@@ -344,7 +357,8 @@ class TrainLoaderNotShuffled(Rule):
     name = "train-loader-not-shuffled"
     severity = Severity.WARNING
     default = False
-    triggers = ("DataLoader",)
+    # "train" in the dataset's expression may be in a string (`ds["train"]`): no group for it
+    gate = (("DataLoader",), ("torch",))
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
@@ -377,7 +391,8 @@ class EvalLoaderShuffled(Rule):
     name = "eval-loader-shuffled"
     severity = Severity.WARNING
     default = False
-    triggers = ("DataLoader",)
+    # `shuffle` may be positional, but its value is the literal `True` (or a name bound to it)
+    gate = (("DataLoader",), ("torch",), ("True",))
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
@@ -408,7 +423,10 @@ class TFDatasetNoAttentionMask(Rule):
     name = "tf-dataset-no-attention-mask"
     severity = Severity.WARNING
     probe = "Takes one batch from the dataset given to `fit`: padded `input_ids` and no `attention_mask` confirm it."
-    triggers = ("to_tf_dataset",)
+    # fed to `fit`/`evaluate`/`predict` of a transformers model; padded by a `collate_fn` or by the
+    # tokenizing `.map` of a `datasets` dataset
+    gate = (("to_tf_dataset",), ("fit", "evaluate", "predict"), ("transformers",), ("collate_fn", "map"),
+            ("collate_fn", "datasets"))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -476,7 +494,8 @@ class BatchEncodingToFit(Rule):
     name = "batchencoding-to-fit"
     severity = Severity.ERROR
     fix = Applicability.SAFE
-    triggers = ("fit", "predict", "evaluate")
+    # a Keras data method on a Keras model (`keras.`, `tf.keras.`, `tf_keras.` qualified names)
+    gate = (_KERAS_DATA_METHODS, ("keras", "tf_keras"))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
