@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from trainlint import codemod
+from trainlint import codemod, knowledge
 from trainlint.facts import (
     ModelValue,
     TFDatasetValue,
@@ -24,6 +24,8 @@ PROBABILITY_LOSSES = {
     "binary_crossentropy": "BinaryCrossentropy",
 }
 _LOSS_CLASSES = {v: k for k, v in PROBABILITY_LOSSES.items()}
+#: gate words of every model class `knowledge.head_of` recognises: a head suffix or `…Model`
+MODEL_CLASS_WORDS = ("*Model", *("*" + suffix for suffix, _ in knowledge._HEADS))
 
 
 def compiled_model(ctx, call: cst.Call) -> ModelValue | None:
@@ -65,7 +67,9 @@ class KerasLossWithLabelsInFeatures(Rule):
     severity = Severity.ERROR
     probe = ("Takes one batch from the dataset given to `fit`: labels inside the feature dict and no "
              "separate target, with a compiled Keras loss, confirm it.")
-    triggers = ("compile",)
+    #: the loss may be positional (`compile(opt, loss)`): no `loss` group; the tf.data dataset with
+    #: its `columns` comes from `to_tf_dataset` (`prepare_tf_dataset` is never reported)
+    gate = (("compile",), ("fit",), ("to_tf_dataset",))
 
     def visit_Call(self, node: cst.Call) -> None:
         compiled = compiled_loss(self.ctx, node)
@@ -101,7 +105,10 @@ class LossExpectsProbabilities(Rule):
     name = "loss-expects-probabilities"
     severity = Severity.ERROR
     probe = "Compares the compiled loss on one batch with the same loss computed `from_logits=True`."
-    triggers = ("compile",)
+    #: the loss may be a string (no word); the model is a transformers class (imported from
+    #: `transformers`) loaded with `from_pretrained`/`from_config` or built from a class
+    #: `knowledge.head_of` knows (a head suffix, or a name ending in `Model`)
+    gate = (("compile",), ("transformers",), ("from_pretrained", "from_config", *MODEL_CLASS_WORDS))
     fix = Applicability.SAFE
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -248,7 +255,13 @@ class ActivationBeforeLoss(Rule):
     code = "TL403"
     name = "activation-before-loss"
     severity = Severity.ERROR
-    triggers = ("softmax", "sigmoid", "Softmax", "Sigmoid")
+    #: torch: an activation and a logits loss; Keras: a `from_logits=True` loss class on a Sequential
+    #: whose last layer may say "softmax" in a string only (hence `from_logits` beside the activations)
+    gate = (
+        ("softmax", "sigmoid", "Softmax", "Sigmoid", "expit", "from_logits"),
+        ("cross_entropy", "binary_cross_entropy_with_logits", "nll_loss", "CrossEntropyLoss", "BCEWithLogitsLoss",
+         "NLLLoss", *sorted(_KERAS_FROM_LOGITS)),
+    )
 
     def visit_Call(self, node: cst.Call) -> None:
         loss = self._loss_kind(node)
@@ -453,7 +466,8 @@ class SingleLossMultiOutput(Rule):
     code = "TL404"
     name = "single-loss-multi-output"
     severity = Severity.ERROR
-    triggers = ("compile",)
+    #: a `*ForQuestionAnswering` model compiled with a loss, `fit` on `to_tf_dataset(label_cols=...)`
+    gate = (("compile",), ("fit",), ("to_tf_dataset",), ("label_cols",), ("*ForQuestionAnswering",))
 
     def visit_Call(self, node: cst.Call) -> None:
         compiled = compiled_loss(self.ctx, node)
