@@ -43,7 +43,8 @@ class StringOptimizer(Rule):
     name = "string-optimizer"
     severity = Severity.WARNING
     probe = "Reads the optimizer Keras really compiled: its class and effective learning rate."
-    triggers = ("compile",)
+    #: `<model>.compile(...)` on a model built by a transformers `from_pretrained` (absolute import)
+    gate = (("compile",), ("from_pretrained",), ("transformers",))
     fix = Applicability.UNSAFE
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -249,7 +250,9 @@ class TorchOptimizerDefaultLr(Rule):
     name = "torch-optimizer-default-lr"
     severity = Severity.WARNING
     probe = "Reads the learning rate of the optimizer at the first step: the class default confirms it."
-    triggers = ("optim",)
+    #: `torch.optim.<class with a default rate>(model.parameters())` on a transformers `from_pretrained` model
+    gate = (("torch",), ("optim",), tuple(TORCH_DEFAULT_LR), ("parameters", "named_parameters"),
+            ("from_pretrained",), ("transformers",))
 
     def visit_Call(self, node: cst.Call) -> None:
         cls = torch_optimizer(self.ctx, node)
@@ -290,7 +293,19 @@ class HighLearningRate(Rule):
     name = "high-learning-rate"
     severity = Severity.WARNING
     probe = "Reads the learning rate of the optimizer at the first step (≥ 1e-3 confirms it)."
-    triggers = ("learning_rate", "lr", "Adam", "SGD", "RMSprop", "optimizers")
+    #: three paths, each on a transformers `from_pretrained` model: `TrainingArguments(learning_rate=)` with a
+    #: Trainer; `torch.optim.X(model.parameters(), lr)`; `<model>.compile(optimizer=keras.optimizers.X(...) or
+    #: create_optimizer(...))`. Every group below holds one word of each path.
+    gate = (
+        ("TrainingArguments", "Seq2SeqTrainingArguments", "optim", "compile"),
+        ("Trainer", "Seq2SeqTrainer", "parameters", "named_parameters", "compile"),
+        # the learning_rate keyword / a torch optimizer class with a default rate / create_optimizer or a Keras
+        # optimizer class other than SGD (each path returns early on the other classes)
+        ("learning_rate", *TORCH_DEFAULT_LR, "create_optimizer",
+         *(c for c in KERAS_OPTIMIZER_DEFAULT_LR if c != "SGD" and c not in TORCH_DEFAULT_LR)),
+        ("from_pretrained",),
+        ("transformers",),
+    )
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
@@ -413,7 +428,8 @@ class OptimizerOnReplacedModel(Rule):
     severity = Severity.ERROR
     probe = ("Compares the optimizer's parameters with the model being trained: no overlap confirms it "
              "(one step then moves nothing).")
-    triggers = ("parameters",)
+    #: `opt = torch.optim.X(model.parameters(), ...)`
+    gate = (("torch",), ("optim",), ("parameters", "named_parameters"))
 
     def visit_Call(self, node: cst.Call) -> None:
         if torch_optimizer(self.ctx, node) is None:
@@ -512,7 +528,9 @@ class HalfPrecisionOnCpu(Rule):
     code = "TL505"
     name = "half-precision-on-cpu"
     severity = Severity.WARNING
-    triggers = ("fp16",)
+    #: `TrainingArguments(fp16=True, ...)` or `accelerate.Accelerator(mixed_precision="fp16", cpu=True)`
+    gate = (("TrainingArguments", "Seq2SeqTrainingArguments", "Accelerator"), ("transformers", "accelerate"),
+            ("fp16", "mixed_precision"), ("fp16", "cpu"))
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
