@@ -62,7 +62,15 @@ class MetricsWithoutArgmax(Rule):
     name = "metrics-without-argmax"
     severity = Severity.ERROR
     probe = "Runs one evaluation batch through the model and the user's `compute_metrics`."
-    triggers = ("compute_metrics", "metric_fn")
+    #: a `compute_metrics=` given to a transformers Trainer, or a `*KerasMetricCallback`; inside it, a metric
+    #: `.compute(predictions=...)` or an sklearn metric (the names of `_SKLEARN`)
+    gate = (
+        ("compute_metrics", "*KerasMetricCallback"),
+        ("Trainer", "Seq2SeqTrainer", "*KerasMetricCallback"),
+        ("transformers", "*KerasMetricCallback"),
+        ("predictions", *_SKLEARN),
+        ("compute", *_SKLEARN),
+    )
     fix = Applicability.UNSAFE
 
     def finish(self) -> None:
@@ -306,7 +314,12 @@ class MetricsReturnsNone(_ReturnsNone):
     name = "metrics-returns-none"
     severity = Severity.ERROR
     probe = "Runs one evaluation batch through `compute_metrics` and checks that it returns a dict."
-    triggers = ("compute_metrics", "metric_fn")
+    #: a `compute_metrics=` given to a transformers Trainer, or a `*KerasMetricCallback`
+    gate = (
+        ("compute_metrics", "*KerasMetricCallback"),
+        ("Trainer", "Seq2SeqTrainer", "*KerasMetricCallback"),
+        ("transformers", "*KerasMetricCallback"),
+    )
     param = "compute_metrics"
 
     def functions(self):
@@ -333,7 +346,8 @@ class PreprocessLogitsReturnsNone(_ReturnsNone):
     name = "preprocess-logits-returns-none"
     severity = Severity.ERROR
     probe = "Runs one evaluation batch through `preprocess_logits_for_metrics` and checks what it returns."
-    triggers = ("preprocess_logits_for_metrics",)
+    #: a `preprocess_logits_for_metrics=` given to a transformers Trainer
+    gate = (("preprocess_logits_for_metrics",), ("Trainer", "Seq2SeqTrainer"), ("transformers",))
     param = "preprocess_logits_for_metrics"
 
     def symptom(self) -> str:
@@ -366,7 +380,9 @@ class PredictLabelsAsPredictions(Rule):
     code = "TL604"
     name = "predict-labels-as-predictions"
     severity = Severity.ERROR
-    triggers = ("predict",)
+    #: `<trainer>.predict(...)` (the receiver is a Trainer, or any name that contains "trainer": no word of
+    #: the gate can say that, so no group for it)
+    gate = (("predict",),)
 
     def _is_predict_output(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> bool:
         facts = self.ctx.facts
@@ -463,7 +479,7 @@ class BestModelStrategyMismatch(Rule):
     code = "TL605"
     name = "best-model-strategy-mismatch"
     severity = Severity.ERROR
-    triggers = ("load_best_model_at_end",)
+    gate = (("TrainingArguments", "Seq2SeqTrainingArguments"), ("load_best_model_at_end",), ("transformers",))
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
@@ -540,7 +556,9 @@ class UnknownMetricForBestModel(Rule):
     name = "unknown-metric-for-best-model"
     severity = Severity.ERROR
     probe = "Runs one evaluation batch through `compute_metrics` and compares the keys with `metric_for_best_model`."
-    triggers = ("metric_for_best_model",)
+    #: `TrainingArguments(metric_for_best_model=...)` given as `args` to a transformers Trainer
+    gate = (("TrainingArguments", "Seq2SeqTrainingArguments"), ("metric_for_best_model",),
+            ("Trainer", "Seq2SeqTrainer"), ("transformers",))
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
