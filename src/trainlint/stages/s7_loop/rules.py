@@ -158,7 +158,8 @@ class MissingZeroGrad(Rule):
     name = "missing-zero-grad"
     severity = Severity.ERROR
     probe = "Watches two real steps: the first step's gradients still in `p.grad` at the second `backward()` confirm it."
-    triggers = ("backward",)
+    #: an `opt.step()` in a for/while loop that also runs a `.backward()`
+    gate = (("backward",), ("step",), ("for", "while"))
 
     def finish(self) -> None:
         facts = self.ctx.facts
@@ -256,7 +257,10 @@ class WrongTrainEvalMode(Rule):
     name = "wrong-train-eval-mode"
     severity = Severity.WARNING
     probe = "Reads `model.training` during a real training step: a trainable model in eval mode confirms it."
-    triggers = ("backward", ".eval(")
+    #: `backward()` under `no_grad` needs only `.backward`; every other finding needs a `.train()` /
+    #: `.eval()` call (an evaluation loop that keeps its outputs needs no `backward()`). The `no_grad`
+    #: test is a substring of the `with` item's text (`maybe_no_grad_ctx()`, even a string): no word for it.
+    gate = (("backward", "eval", "train"),)
 
     def visit_While(self, node: cst.While) -> None:
         """Nothing to check per node: asking for `While` makes the engine record where those loops are."""
@@ -463,7 +467,8 @@ class LossAccumulatedAsTensor(Rule):
     name = "loss-accumulated-as-tensor"
     severity = Severity.WARNING
     fix = Applicability.UNSAFE
-    triggers = ("backward",)
+    #: `total += loss` in a for/while loop whose `backward()` takes `loss`
+    gate = (("backward",), ("for", "while"))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if not isinstance(node.operator, cst.AddAssign):
@@ -511,7 +516,9 @@ class SchedulerBeforeOptimizer(Rule):
     code = "TL704"
     name = "scheduler-before-optimizer"
     severity = Severity.WARNING
-    triggers = ("step",)
+    #: `.step()` in a for/while loop. The scheduler / optimizer tests are substrings of the receiver
+    #: (`"sched" in name.lower()`, `"optim" in ...`): no prefix or suffix word covers them.
+    gate = (("step",), ("for", "while"))
 
     def finish(self) -> None:
         facts = self.ctx.facts
@@ -544,7 +551,8 @@ class DirectForwardCall(Rule):
     severity = Severity.WARNING
     fix = Applicability.UNSAFE
     default = False
-    triggers = (".forward(",)
+    #: `def forward` says the same word: every module file opens it
+    gate = (("forward",),)
 
     def visit_Call(self, node: cst.Call) -> None:
         f = node.func
