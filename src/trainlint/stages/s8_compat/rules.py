@@ -103,7 +103,8 @@ class LoadMetricRemoved(RemovedName):
     name = "load-metric-removed"
     severity = Severity.ERROR
     fix = Applicability.SAFE
-    triggers = ("load_metric",)
+    #: `from datasets import load_metric`, `datasets.load_metric` (any alias of the module)
+    gate = (("load_metric",), ("datasets",))
     module, attr, removed_in, dist = "datasets", "load_metric", (3, 0), "datasets"
     replacement = "use `evaluate.load(...)` (`pip install evaluate`; `import evaluate`)"
 
@@ -148,7 +149,7 @@ class TransformersAdamWRemoved(RemovedName):
     name = "transformers-adamw-removed"
     severity = Severity.ERROR
     fix = Applicability.SAFE
-    triggers = ("AdamW",)
+    gate = (("AdamW",), ("transformers",))
     module, attr, removed_in, dist = "transformers", "AdamW", (4, 50), "transformers"
     replacement = "use `torch.optim.AdamW` (same arguments; `correct_bias` is always on)"
 
@@ -203,7 +204,7 @@ class TFTrainerRemoved(RemovedName):
     code = "TL803"
     name = "tftrainer-removed"
     severity = Severity.ERROR
-    triggers = ("TFTrainer",)
+    gate = (("TFTrainer",), ("transformers",))
     module, attr, removed_in, dist = "transformers", "TFTrainer", (4, 30), "transformers"
     replacement = "use Keras: `model.compile(optimizer=...)` and `model.fit(tf_dataset)`"
 
@@ -254,7 +255,8 @@ class TrainerTokenizerArgument(RenamedKeyword):
     severity = Severity.ERROR
     fix = Applicability.SAFE
     probe = "The TypeError is reported at the script's own line."
-    triggers = ("tokenizer",)
+    #: the keyword itself, and a Trainer class (imported, aliased or a base of a local subclass)
+    gate = (("tokenizer",), ("Trainer", "Seq2SeqTrainer"))
     old, new, owner = "tokenizer", "processing_class", "trainer"
 
 
@@ -267,7 +269,7 @@ class EvaluationStrategyArgument(RenamedKeyword):
     severity = Severity.ERROR
     fix = Applicability.SAFE
     probe = "The TypeError is reported at the script's own line."
-    triggers = ("evaluation_strategy",)
+    gate = (("evaluation_strategy",), ("TrainingArguments", "Seq2SeqTrainingArguments"))
     old, new, owner = "evaluation_strategy", "eval_strategy", "training_args"
 
 
@@ -283,7 +285,9 @@ class MetricLoadedAsDataset(Rule):
     name = "metric-loaded-as-dataset"
     severity = Severity.ERROR
     fix = Applicability.UNSAFE
-    triggers = ("evaluate",)
+    #: a MetricValue comes only from `evaluate.load(...)` or `datasets.load_metric(...)`; the use can be any
+    #: string subscript (`metric["train"]`), so it gives no word
+    gate = (("evaluate", "load_metric"), ("load", "load_metric"))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -411,7 +415,8 @@ class TFModelOnTransformers5(Rule):
     code = "TL807"
     name = "tf-model-on-transformers-5"
     severity = Severity.ERROR
-    triggers = ("TF", "create_optimizer", "AdamWeightDecay", "KerasMetricCallback", "PushToHubCallback")
+    #: a `TF…` name or helper imported from (or read on) transformers, or one of its TensorFlow modules
+    gate = (("TF*", *sorted(_TF_HELPERS), *(m.split(".", 1)[1] + "*" for m in _TF_MODULES)), ("transformers",))
 
     def _report(self, node: cst.CSTNode, what: str) -> None:
         self.report(
@@ -460,7 +465,8 @@ class TFKerasOptimizerKeras3(Rule):
     name = "tf-keras-optimizer-keras3"
     severity = Severity.ERROR
     probe = "The ValueError raised by `compile` is reported under this code, at the script's own line."
-    triggers = ("compile",)
+    #: `model.compile(...)` on a transformers `TF…` model, with an optimizer from `keras` / `tensorflow.keras`
+    gate = (("compile",), ("keras",), ("TF*",), ("transformers",))
 
     def visit_Call(self, node: cst.Call) -> None:
         if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile"):
@@ -525,7 +531,8 @@ class IgnoredTokenizerArgument(Rule):
     code = "TL809"
     name = "ignored-tokenizer-argument"
     severity = Severity.ERROR
-    triggers = ("vocab_file", "merges_file")
+    #: the keyword, and a transformers `…Tokenizer` / `…TokenizerFast` class
+    gate = (("vocab_file", "merges_file"), ("*Tokenizer", "*TokenizerFast"), ("transformers",))
 
     def visit_Call(self, node: cst.Call) -> None:
         qn = self.ctx.facts.callee(node) or ""
