@@ -62,6 +62,22 @@ s = """unterminated
     assert not {"Trainer", "compile", "optimizer", "adam", "used", "unterminated"} & words
 
 
+def test_code_words_see_the_code_inside_f_strings():
+    words = code_words('print(f"{f1_score(y, trainer.predict(ds).label_ids)}")\nx = rf\'{net.forward(x)}\'\n')
+    assert {"f1_score", "trainer", "predict", "label_ids", "net", "forward"} <= words
+    # and the quote that closes an f-string does not open a string that would hide code
+    assert {"after"} <= code_words('a = f"{b}" + after + "z"\n')
+
+
+def test_a_finding_inside_an_f_string_survives_the_gate():
+    source = ("from transformers import Trainer\nfrom sklearn.metrics import f1_score\n"
+              "trainer = Trainer(model=None)\n"
+              'print(f"{f1_score(y, trainer.predict(ds).label_ids)}")\n')
+    ungated = lint_text(source, "t.py", UNGATED).findings
+    assert "TL604" in [f.code for f in ungated]
+    assert lint_text(source, "t.py", GATED).findings == ungated
+
+
 def test_code_words_keep_attributes_and_keywords():
     words = code_words("args = TrainingArguments('out', evaluation_strategy='epoch')\nt.train()\n")
     assert {"args", "TrainingArguments", "evaluation_strategy", "t", "train"} <= words

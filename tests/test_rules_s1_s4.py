@@ -224,6 +224,20 @@ def test_tl305_peft_quiet():
     assert "TL305" not in codes(src, select="ALL")
 
 
+def test_tl305_words_that_contain_lora_do_not_silence_it():
+    """"exploration", "colorado": only a name that starts with peft/lora/adapter means adapters."""
+    src = """
+    # a quick exploration of the colorado data
+    import torch
+    from transformers import AutoModelForSequenceClassification
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+    for param in model.parameters():
+        param.requires_grad = False
+    optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+    """
+    assert codes(src, select="TL305") == ["TL305"]
+
+
 def test_tl305_typo_has_unsafe_fix():
     src = """
     import torch

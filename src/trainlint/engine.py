@@ -28,14 +28,17 @@ _NOQA_RE = re.compile(
     r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
 )
 _FILE_NOQA_RE = re.compile(r"#\s*trainlint\s*:\s*noqa\b(?!\s*:)", re.IGNORECASE)
-#: Comments and string literals (their prefixes stay behind as harmless one-letter words).
-#: Possessive repeats: an unterminated string costs one scan, never a backtracking storm.
-_NOT_CODE_RE = re.compile(
-    r"#[^\n]*+"
-    r'|"""(?:[^"\\]|\\.|"(?!""))*+(?:"""|\Z)'
+_STRING = (
+    r'"""(?:[^"\\]|\\.|"(?!""))*+(?:"""|\Z)'
     r"|'''(?:[^'\\]|\\.|'(?!''))*+(?:'''|\Z)"
     r'|"(?:[^"\\\n]|\\.)*+"?'
-    r"|'(?:[^'\\\n]|\\.)*+'?",
+    r"|'(?:[^'\\\n]|\\.)*+'?"
+)
+#: Comments and string literals (their prefixes stay behind as harmless one-letter words). An
+#: f-string is kept whole (group ``f``): the code in its braces counts, its text words harmlessly
+#: too. Possessive repeats: an unterminated string costs one scan, never a backtracking storm.
+_NOT_CODE_RE = re.compile(
+    rf"(?P<f>(?:[fF][rR]?|[rR][fF])(?:{_STRING}))|#[^\n]*+|{_STRING}",
     re.DOTALL,
 )
 _WORD_RE = re.compile(r"[^\W\d]\w*")
@@ -184,7 +187,7 @@ def _deeply_nested(source: str) -> bool:
 
 def code_words(source: str) -> set[str]:
     """The identifiers of a file's code (what rule gates look at): comments and strings removed."""
-    return set(_WORD_RE.findall(_NOT_CODE_RE.sub(" ", source)))
+    return set(_WORD_RE.findall(_NOT_CODE_RE.sub(r"\g<f> ", source)))
 
 
 def _cpython_syntax_finding(source: str, filename: str) -> Finding | None:

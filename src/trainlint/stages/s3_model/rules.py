@@ -399,7 +399,7 @@ class FrozenModel(Rule):
     def _check_frozen(self, model_name: str, at: cst.CSTNode, report_node: cst.CSTNode) -> None:
         facts = self.ctx.facts
         src = self.ctx.source
-        if _unfreezes(facts) or re.search(r"peft|lora|adapter", src, re.I):
+        if _unfreezes(facts) or re.search(r"(?<![a-z])(?:peft|lora|adapter)", src, re.I):
             return
         w = facts.where.get(at)
         if w is None:
