@@ -75,8 +75,7 @@ def lint_text(source: str, filename: str, settings: Settings, *, raise_errors: b
     rules = [r for code, r in all_rules().items() if code in enabled and r.has_static_check()]
     if settings.gate:
         words = code_words(source)
-        rules = [r for r in rules if r.gate_open(words)
-                 and (not getattr(r, "triggers", ()) or any(t in source for t in r.triggers))]
+        rules = [r for r in rules if r.gate_open(words)]
     if not rules or _deeply_nested(source):
         # No rule can fire (or LibCST would choke on the nesting): CPython's parser, ~10x faster
         # than LibCST's, is enough to report a syntax error in a training script.
