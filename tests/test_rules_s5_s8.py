@@ -784,3 +784,34 @@ def test_tl505_gpus_hidden_by_the_script():
     """
     assert codes(src, "TL505") == ["TL505"]
     assert codes(src.replace('= ""', '= "0"'), "TL505") == []
+
+
+def test_tl504_message_quotes_what_the_optimizer_was_given():
+    src = """
+    import torch
+    from transformers import AutoModelForSequenceClassification
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+    optimizer = torch.optim.AdamW(model.named_parameters(), lr=2e-5)
+    model = AutoModelForSequenceClassification.from_pretrained("roberta-base", num_labels=2)
+    for batch in loader:
+        model(**batch).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    """
+    [f] = lint(src, "TL504")
+    assert "AdamW(model.named_parameters(), ...)" in f.message
+
+
+def test_tl701_hint_names_the_optimizer_behind_a_grad_scaler():
+    src = """
+    import torch
+    scaler = torch.cuda.amp.GradScaler()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+    for batch in loader:
+        loss = model(**batch).loss
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    """
+    [f] = lint(src, "TL701")
+    assert "`optimizer.zero_grad()`" in f.hint and "scaler.zero_grad" not in f.hint

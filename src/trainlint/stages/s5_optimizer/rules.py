@@ -431,6 +431,12 @@ class OptimizerOnReplacedModel(Rule):
     #: `opt = torch.optim.X(model.parameters(), ...)`
     gate = (("torch",), ("optim",), ("parameters", "named_parameters"))
 
+    def _params_code(self, node: cst.Call) -> str:
+        """What the optimizer was given, as written (`model.named_parameters()`, `params`...)."""
+        arg = argument(node, "params", 0)
+        text = self.ctx.code(arg) if arg is not None else ""
+        return text if len(text) <= 60 else "..."
+
     def visit_Call(self, node: cst.Call) -> None:
         if torch_optimizer(self.ctx, node) is None:
             return
@@ -454,7 +460,7 @@ class OptimizerOnReplacedModel(Rule):
                 continue
             self.report(
                 later.target,
-                f"`{owner.value}` is rebound here, after `{opt_name} = {self.ctx.code(node.func)}({owner.value}.parameters(), ...)`: "
+                f"`{owner.value}` is rebound here, after `{opt_name} = {self.ctx.code(node.func)}({self._params_code(node)}, ...)`: "
                 "the optimizer still holds the old model's weights, so "
                 f"`{opt_name}.step()` never moves the new model's — the loss does not go down",
                 hint=f"build the optimizer after the final `{owner.value} = ...` (or keep training the first model)",

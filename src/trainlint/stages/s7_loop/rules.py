@@ -175,6 +175,8 @@ class MissingZeroGrad(Rule):
                 continue
             reported.add(loop)
             opt = _receiver(step) or self.ctx.code(step.func)
+            if step.args and "scaler" in opt.lower():  # `scaler.step(optimizer)`: clear the optimizer
+                opt = self.ctx.code(step.args[0].value)
             self.report(
                 step,
                 f"`{self.ctx.code(step.func)}()` runs every iteration after `backward()`, but the loop never clears the "

@@ -443,13 +443,13 @@ class TFModelOnTransformers5(Rule):
         if names and transformers_5(self, needs_tensorflow=True):
             first = next(a for a in node.names if isinstance(a.name, cst.Name) and a.name.value == names[0])
             shown = ", ".join(f"`{n}`" for n in names)
-            self._report(first, f"{shown} {'is a TensorFlow class' if len(names) == 1 else 'are TensorFlow classes'} of transformers 4:")
+            self._report(first, f"{shown} {'is' if len(names) == 1 else 'are'} TensorFlow API of transformers 4:")
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if not _tf_name(node.attr.value):
             return
         if self.ctx.facts.raw_qualname(node) == f"transformers.{node.attr.value}" and transformers_5(self, needs_tensorflow=True):
-            self._report(node, f"`transformers.{node.attr.value}` is a TensorFlow class of transformers 4:")
+            self._report(node, f"`transformers.{node.attr.value}` is TensorFlow API of transformers 4:")
 
 
 def _legacy_keras_env(source: str) -> bool:
