@@ -815,3 +815,16 @@ def test_tl701_hint_names_the_optimizer_behind_a_grad_scaler():
     """
     [f] = lint(src, "TL701")
     assert "`optimizer.zero_grad()`" in f.hint and "scaler.zero_grad" not in f.hint
+
+
+def test_tl602_names_a_keras_metric_fn_as_such():
+    src = """
+    from transformers.keras_callbacks import KerasMetricCallback
+
+    def silent_fn(eval_predictions):
+        print(eval_predictions)
+
+    callback = KerasMetricCallback(silent_fn, eval_dataset=None)
+    """
+    [f] = lint(src, "TL602")
+    assert "`silent_fn` (the `metric_fn` of `KerasMetricCallback`)" in f.message and "Trainer" not in f.message

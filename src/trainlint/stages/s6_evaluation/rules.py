@@ -281,9 +281,13 @@ class _ReturnsNone(Rule):
     def functions(self):
         yield from metric_functions(self.ctx.facts, self.param)
 
+    def role(self, call: cst.Call) -> str:
+        """What the function is to the call that registers it."""
+        return f"the Trainer's `{self.param}`"
+
     def finish(self) -> None:
         seen = set()
-        for fn, _ in self.functions():
+        for fn, call in self.functions():
             if fn in seen:
                 continue
             seen.add(fn)
@@ -301,7 +305,8 @@ class _ReturnsNone(Rule):
             else:
                 where = f"returns None on some path (`{self.ctx.code(first).strip()}`)"
                 severity = Severity.WARNING
-            shown = f"`{name}`" if name == self.param else f"`{name}` (the Trainer's `{self.param}`)"
+            role = self.role(call)
+            shown = f"`{name}`" if name == role.strip("`") else f"`{name}` ({role})"
             self.report(first, f"{shown} {where}: {self.symptom()}",
                         hint=self.hint(), severity=severity)
 
@@ -329,6 +334,11 @@ class MetricsReturnsNone(_ReturnsNone):
                 fn = self.ctx.facts.function_def(argument(call, "metric_fn", 0), call)
                 if isinstance(fn, cst.FunctionDef):
                     yield fn, call
+
+    def role(self, call: cst.Call) -> str:
+        if (self.ctx.facts.callee(call) or "").endswith("KerasMetricCallback"):
+            return f"the `metric_fn` of `{self.ctx.code(call.func)}`"
+        return super().role(call)
 
     def symptom(self) -> str:
         return ("the first evaluation fails after predicting the whole eval set (\"TypeError: 'NoneType' object "
