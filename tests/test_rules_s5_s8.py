@@ -828,3 +828,22 @@ def test_tl602_names_a_keras_metric_fn_as_such():
     """
     [f] = lint(src, "TL602")
     assert "`silent_fn` (the `metric_fn` of `KerasMetricCallback`)" in f.message and "Trainer" not in f.message
+
+
+def test_tl702_no_grad_is_recognised_by_the_call_not_the_text():
+    looks_like_it = """
+    import torch
+    from torch.profiler import record_function
+    for batch in loader:
+        with record_function("no_grad_part"):
+            loss = model(**batch).loss
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    """
+    assert codes(looks_like_it, "TL702") == []
+    for block in ("torch.no_grad()", "torch.set_grad_enabled(False)", "torch.inference_mode()"):
+        src = looks_like_it.replace('record_function("no_grad_part")', block)
+        assert codes(src, "TL702") == ["TL702"], block
+    grads_on = looks_like_it.replace('record_function("no_grad_part")', "torch.inference_mode(False)")
+    assert codes(grads_on, "TL702") == []

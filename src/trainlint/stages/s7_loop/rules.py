@@ -39,7 +39,20 @@ class ScriptErrorBeforeTraining(Rule):
 # call is filed under the loops around it (up to the enclosing function).
 
 _LOOPS = (cst.For, cst.While)
-_NO_GRAD = ("no_grad", "inference_mode", "set_grad_enabled(False)", "enable_grad(False)")
+def _turns_grad_off(expr: cst.BaseExpression) -> bool:
+    """`torch.no_grad()` / `no_grad` (a decorator may omit the call), `inference_mode()` (not
+    `inference_mode(False)`), `set_grad_enabled(False)` — by the called name, not the text, so that
+    `record_function("no_grad_part")` is not one."""
+    call = expr if isinstance(expr, cst.Call) else None
+    func = call.func if call is not None else expr
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    first = call.args[0].value if call is not None and call.args else None
+    false = isinstance(first, cst.Name) and first.value == "False"
+    if name == "no_grad":
+        return True
+    if name == "inference_mode":
+        return not false
+    return name == "set_grad_enabled" and false
 
 
 @dataclasses.dataclass
@@ -194,16 +207,11 @@ def _no_grad_block(facts, node) -> cst.With | None:
         return None
     for b in reversed(w.blocks):
         if isinstance(b, (cst.FunctionDef, cst.Lambda)):
-            for d in b.decorators:
-                text = cst.Module([]).code_for_node(d.decorator)
-                if any(k in text.replace(" ", "") for k in _NO_GRAD):
-                    return b  # type: ignore[return-value]
+            if isinstance(b, cst.FunctionDef) and any(_turns_grad_off(d.decorator) for d in b.decorators):
+                return b  # type: ignore[return-value]
             return None
-        if isinstance(b, cst.With):
-            for item in b.items:
-                text = cst.Module([]).code_for_node(item.item).replace(" ", "")
-                if any(k in text for k in _NO_GRAD):
-                    return b
+        if isinstance(b, cst.With) and any(_turns_grad_off(item.item) for item in b.items):
+            return b
     return None
 
 
