@@ -632,6 +632,13 @@ def test_tl202_default_collator_from_processing_class():
     assert "'sentence'" in f.message and "the default `DataCollatorWithPadding`" in f.message
 
 
+def test_tl202_an_explicit_none_collator_is_the_default_one():
+    src = TL202_BASE.format(remove="", ruc="False", coll="data_collator=None, processing_class=tokenizer")
+    assert codes(src, select="TL202") == ["TL202"]
+    src = TL202_BASE.format(remove="", ruc="False", coll="data_collator=None, processing_class=None")
+    assert codes(src, select="TL202") == []
+
+
 def test_tl202_quiet_when_removed_or_kept_by_default():
     for remove, ruc, coll in (
         (', remove_columns=["sentence", "idx"]', "False", "data_collator=DataCollatorWithPadding(tokenizer)"),

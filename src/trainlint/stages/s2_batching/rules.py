@@ -217,7 +217,7 @@ class UnpaddableColumns(Rule):
         keep_all = ruc is not None and facts.constant(ruc.value, targs) is False
         if ruc is not None and not keep_all and facts.constant(ruc.value, targs) is not True:
             return
-        collator_expr = argument(node, "data_collator", 2)
+        collator_expr = given(node, "data_collator", 2)  # an explicit None: the default collator
         if keep_all:
             self._strings_to_padding(node, collator_expr)
         else:
@@ -226,7 +226,7 @@ class UnpaddableColumns(Rule):
     def _strings_to_padding(self, node: cst.Call, collator_expr) -> None:
         facts = self.ctx.facts
         if collator_expr is None:
-            tok = argument(node, "processing_class", 5) or argument(node, "tokenizer")
+            tok = given(node, "processing_class", 5) or given(node, "tokenizer")
             if tok is None:
                 return
             collator = "the default `DataCollatorWithPadding`"
