@@ -105,9 +105,10 @@ def test_tl503_keras_default_explicit_and_create_optimizer():
     assert codes(tpl.format(opt="tf.keras.optimizers.Adam(learning_rate=schedule)"), "TL503") == []
     assert codes(tpl.format(opt="create_optimizer(init_lr=1e-3, num_train_steps=100, num_warmup_steps=0)"),
                  "TL503") == ["TL503"]
-    # `optimizer, schedule = create_optimizer(...)`: a tuple element, unknown: quiet
+    # `optimizer, schedule = create_optimizer(...)`: transformers returns (optimizer, lr_schedule)
     unpacked = tpl.replace("model.compile", "opt, schedule = create_optimizer(1e-3, 100, 0)\n    model.compile")
-    assert codes(unpacked.format(opt="opt"), "TL503") == []
+    assert codes(unpacked.format(opt="opt"), "TL503") == ["TL503"]
+    assert codes(unpacked.format(opt="schedule"), "TL503") == []
 
 
 def test_tl503_quiet_for_fine_rates_lora_and_scratch_training():
@@ -847,3 +848,4 @@ def test_tl702_no_grad_is_recognised_by_the_call_not_the_text():
         assert codes(src, "TL702") == ["TL702"], block
     grads_on = looks_like_it.replace('record_function("no_grad_part")', "torch.inference_mode(False)")
     assert codes(grads_on, "TL702") == []
+

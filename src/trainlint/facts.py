@@ -709,6 +709,10 @@ class Facts:
         ret = self._single_return(fn)
         return self.value_of(ret.value, ret, depth + 1) if ret is not None else None
 
+    def unpacked_from(self, binding: Binding) -> tuple[cst.Call, int] | None:
+        """(call, index) when the binding is one name of ``a, b = call(...)``."""
+        return self._unpacked.get(binding.target)
+
     def _unpacked_value(self, call: cst.Call, index: int, at: cst.CSTNode, depth: int) -> Value | None:
         """``train, test = build_datasets(tok)`` where the helper ends with ``return a, b``."""
         fn = self.function_def(call.func, call if call in self.where else at)

@@ -393,6 +393,9 @@ class HighLearningRate(Rule):
         if isinstance(opt, cst.Name):
             b = facts.lookup(opt.value, node)
             opt, at = (b.value, b.value if b.value in facts.where else node) if b is not None else (None, node)
+            unpacked = facts.unpacked_from(b) if b is not None and opt is None else None
+            if unpacked is not None and unpacked[1] == 0:  # `optimizer, schedule = create_optimizer(...)`
+                opt, at = unpacked[0], (unpacked[0] if unpacked[0] in facts.where else node)
         if not isinstance(opt, cst.Call):
             return
         qn = facts.callee(opt) or ""
