@@ -183,6 +183,7 @@ def script_latency(repeat: int = 10) -> dict:
     pays ~70 ms per run to compile trainlint's modules again)."""
     target = "examples/mnli_trainer_buggy.py"
     import compileall
+
     import trainlint
 
     compileall.compile_dir(str(Path(trainlint.__file__).parent), quiet=1)

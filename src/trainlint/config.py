@@ -142,7 +142,7 @@ def _scan_version(dist: str) -> str | None:
         except OSError:
             continue
         for name in names:
-            stem, dot, ext = name.rpartition(".")
+            stem, _, ext = name.rpartition(".")
             if ext not in ("dist-info", "egg-info") or "-" not in stem:
                 continue
             project, _, version = stem.partition("-")
