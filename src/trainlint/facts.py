@@ -461,6 +461,12 @@ class CallValue(Value):
 
 TRAINER_CLASSES = frozenset({"transformers.Trainer", "transformers.Seq2SeqTrainer"})
 TRAINING_ARGS_CLASSES = frozenset({"transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"})
+#: their class names: the words a rule's gate needs for "a Trainer" / "TrainingArguments". A
+#: qualified name resolves only through an absolute import or an attribute chain, so every part of
+#: it is a word of the code: ``transformers.Trainer`` needs ``transformers`` and ``Trainer`` (an
+#: alias's import line, or a subclass's base, says them).
+TRAINER_WORDS = tuple(sorted(q.rsplit(".", 1)[-1] for q in TRAINER_CLASSES))
+TRAINING_ARGS_WORDS = tuple(sorted(q.rsplit(".", 1)[-1] for q in TRAINING_ARGS_CLASSES))
 _DATASET_KEEPING_METHODS = frozenset(
     {
         "shuffle", "select", "filter", "remove_columns", "rename_column", "rename_columns",

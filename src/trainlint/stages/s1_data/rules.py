@@ -10,7 +10,7 @@ import libcst as cst
 
 from trainlint import knowledge
 from trainlint.facts import (
-    TRAINER_CLASSES,
+    TRAINER_WORDS,
     UNKNOWN,
     DatasetValue,
     argument,
@@ -23,11 +23,6 @@ from trainlint.facts import (
 from trainlint.findings import Severity
 from trainlint.rule import Rule, register
 
-#: gate words (see ``Rule.gate``). A qualified name resolves only through an absolute import or an
-#: attribute chain, so every part of it is a word of the code: ``transformers.Trainer`` needs
-#: ``transformers`` and ``Trainer`` (or an alias's import line, or a subclass's base, says them).
-_TRAINER_WORDS = tuple(sorted(q.rsplit(".", 1)[-1] for q in TRAINER_CLASSES))
-
 
 @register
 class RawDatasetToTrainer(Rule):
@@ -38,7 +33,7 @@ class RawDatasetToTrainer(Rule):
     severity = Severity.ERROR
     probe = "Checks that the dataset the Trainer holds has the model's input columns (`input_ids`)."
     # a Trainer, a raw `datasets.load_dataset(...)` and its tokenized twin (made by `.map`)
-    gate = (_TRAINER_WORDS, ("transformers",), ("load_dataset",), ("datasets",), ("map",))
+    gate = (TRAINER_WORDS, ("transformers",), ("load_dataset",), ("datasets",), ("map",))
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts

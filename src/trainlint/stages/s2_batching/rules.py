@@ -8,8 +8,9 @@ import libcst as cst
 
 from trainlint import codemod
 from trainlint.facts import (
-    TRAINER_CLASSES,
+    TRAINER_WORDS,
     TRAINING_ARGS_CLASSES,
+    TRAINING_ARGS_WORDS,
     UNKNOWN,
     DatasetValue,
     ModelValue,
@@ -27,13 +28,6 @@ from trainlint.facts import (
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
-#: gate words (see ``Rule.gate``). A qualified name resolves only through an absolute import or an
-#: attribute chain, so every part of it is a word of the code: ``transformers.Trainer`` needs
-#: ``transformers`` and ``Trainer`` (or an alias's import line, or a subclass's base, says them); a
-#: `datasets` dataset needs ``datasets``.
-_TRAINER_WORDS = tuple(sorted(q.rsplit(".", 1)[-1] for q in TRAINER_CLASSES))
-_TRAINING_ARGS_WORDS = tuple(sorted(q.rsplit(".", 1)[-1] for q in TRAINING_ARGS_CLASSES))
-
 
 @register
 class NoPaddingCollator(Rule):
@@ -45,7 +39,7 @@ class NoPaddingCollator(Rule):
     probe = ("Forms one batch with `trainer.get_train_dataloader()`; a collation failure confirms it "
              "and shows the offending sequence lengths.")
     # a Trainer, and a `datasets` dataset tokenized by `.map`
-    gate = (_TRAINER_WORDS, ("transformers",), ("datasets",), ("map",))
+    gate = (TRAINER_WORDS, ("transformers",), ("datasets",), ("map",))
     fix = Applicability.UNSAFE
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -202,7 +196,7 @@ class UnpaddableColumns(Rule):
              "reaching the collator confirms it.")
     # a Trainer given `TrainingArguments(...)`, and either string columns (`remove_unused_columns=False`, a
     # tokenized `load_dataset(...)` dataset) or a custom collator for a `from_pretrained` model
-    gate = (_TRAINER_WORDS, ("transformers",), _TRAINING_ARGS_WORDS,
+    gate = (TRAINER_WORDS, ("transformers",), TRAINING_ARGS_WORDS,
             ("remove_unused_columns", "from_pretrained"), ("load_dataset", "from_pretrained"),
             ("map", "from_pretrained"))
 

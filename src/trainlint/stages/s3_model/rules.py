@@ -8,6 +8,7 @@ import libcst as cst
 
 from trainlint import codemod, knowledge
 from trainlint.facts import (
+    TRAINER_WORDS,
     DatasetValue,
     ModelValue,
     TFDatasetValue,
@@ -190,7 +191,7 @@ class HeadTaskMismatch(Rule):
     severity = Severity.ERROR
     #: the model goes to a Trainer (or a subclass) or a Keras `fit` with a known hub dataset
     gate = (("from_pretrained", "from_config"), ("*ForSequenceClassification", "*ForTokenClassification"),
-            ("Trainer", "Seq2SeqTrainer", "fit"), ("load_dataset",))
+            (*TRAINER_WORDS, "fit"), ("load_dataset",))
 
     _HEADS_FOR_TASK = {
         "sequence-classification": "AutoModelForSequenceClassification",
@@ -341,8 +342,8 @@ class FrozenModel(Rule):
     #: then `compile` and `fit`. Each group holds one word of every way.
     gate = (
         (*sorted(_TYPO_ATTRS), "requires_grad", "requires_grad_", "trainable"),
-        (*sorted(_TYPO_ATTRS), "Trainer", "Seq2SeqTrainer", "optim", "compile"),
-        (*sorted(_TYPO_ATTRS), "Trainer", "Seq2SeqTrainer", "optim", "fit"),
+        (*sorted(_TYPO_ATTRS), *TRAINER_WORDS, "optim", "compile"),
+        (*sorted(_TYPO_ATTRS), *TRAINER_WORDS, "optim", "fit"),
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -535,7 +536,7 @@ class ModelInitCalled(Rule):
     name = "model-init-called"
     severity = Severity.ERROR
     fix = Applicability.SAFE
-    gate = (("model_init",), ("Trainer", "Seq2SeqTrainer"))
+    gate = (("model_init",), TRAINER_WORDS)
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts

@@ -9,7 +9,9 @@ import libcst as cst
 
 from trainlint import codemod
 from trainlint.facts import (
+    TRAINER_WORDS,
     TRAINING_ARGS_CLASSES,
+    TRAINING_ARGS_WORDS,
     ModelValue,
     argument,
     has_star_kwargs,
@@ -297,8 +299,8 @@ class HighLearningRate(Rule):
     #: Trainer; `torch.optim.X(model.parameters(), lr)`; `<model>.compile(optimizer=keras.optimizers.X(...) or
     #: create_optimizer(...))`. Every group below holds one word of each path.
     gate = (
-        ("TrainingArguments", "Seq2SeqTrainingArguments", "optim", "compile"),
-        ("Trainer", "Seq2SeqTrainer", "parameters", "named_parameters", "compile"),
+        (*TRAINING_ARGS_WORDS, "optim", "compile"),
+        (*TRAINER_WORDS, "parameters", "named_parameters", "compile"),
         # the learning_rate keyword / a torch optimizer class with a default rate / create_optimizer or a Keras
         # optimizer class other than SGD (each path returns early on the other classes)
         ("learning_rate", *TORCH_DEFAULT_LR, "create_optimizer",
@@ -538,7 +540,7 @@ class HalfPrecisionOnCpu(Rule):
     name = "half-precision-on-cpu"
     severity = Severity.WARNING
     #: `TrainingArguments(fp16=True, ...)` or `accelerate.Accelerator(mixed_precision="fp16", cpu=True)`
-    gate = (("TrainingArguments", "Seq2SeqTrainingArguments", "Accelerator"), ("transformers", "accelerate"),
+    gate = ((*TRAINING_ARGS_WORDS, "Accelerator"), ("transformers", "accelerate"),
             ("fp16", "mixed_precision"), ("fp16", "cpu"))
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -8,7 +8,9 @@ from trainlint import codemod
 
 #: calls after which predictions are class ids (or at least not raw logits any more)
 from trainlint.facts import (
+    TRAINER_WORDS,
     TRAINING_ARGS_CLASSES,
+    TRAINING_ARGS_WORDS,
     UNKNOWN,
     MetricValue,
     TrainerValue,
@@ -66,7 +68,7 @@ class MetricsWithoutArgmax(Rule):
     #: `.compute(predictions=...)` or an sklearn metric (the names of `_SKLEARN`)
     gate = (
         ("compute_metrics", "*KerasMetricCallback"),
-        ("Trainer", "Seq2SeqTrainer", "*KerasMetricCallback"),
+        (*TRAINER_WORDS, "*KerasMetricCallback"),
         ("transformers", "*KerasMetricCallback"),
         ("predictions", *_SKLEARN),
         ("compute", *_SKLEARN),
@@ -322,7 +324,7 @@ class MetricsReturnsNone(_ReturnsNone):
     #: a `compute_metrics=` given to a transformers Trainer, or a `*KerasMetricCallback`
     gate = (
         ("compute_metrics", "*KerasMetricCallback"),
-        ("Trainer", "Seq2SeqTrainer", "*KerasMetricCallback"),
+        (*TRAINER_WORDS, "*KerasMetricCallback"),
         ("transformers", "*KerasMetricCallback"),
     )
     param = "compute_metrics"
@@ -357,7 +359,7 @@ class PreprocessLogitsReturnsNone(_ReturnsNone):
     severity = Severity.ERROR
     probe = "Runs one evaluation batch through `preprocess_logits_for_metrics` and checks what it returns."
     #: a `preprocess_logits_for_metrics=` given to a transformers Trainer
-    gate = (("preprocess_logits_for_metrics",), ("Trainer", "Seq2SeqTrainer"), ("transformers",))
+    gate = (("preprocess_logits_for_metrics",), TRAINER_WORDS, ("transformers",))
     param = "preprocess_logits_for_metrics"
 
     def symptom(self) -> str:
@@ -489,7 +491,7 @@ class BestModelStrategyMismatch(Rule):
     code = "TL605"
     name = "best-model-strategy-mismatch"
     severity = Severity.ERROR
-    gate = (("TrainingArguments", "Seq2SeqTrainingArguments"), ("load_best_model_at_end",), ("transformers",))
+    gate = (TRAINING_ARGS_WORDS, ("load_best_model_at_end",), ("transformers",))
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
@@ -567,8 +569,8 @@ class UnknownMetricForBestModel(Rule):
     severity = Severity.ERROR
     probe = "Runs one evaluation batch through `compute_metrics` and compares the keys with `metric_for_best_model`."
     #: `TrainingArguments(metric_for_best_model=...)` given as `args` to a transformers Trainer
-    gate = (("TrainingArguments", "Seq2SeqTrainingArguments"), ("metric_for_best_model",),
-            ("Trainer", "Seq2SeqTrainer"), ("transformers",))
+    gate = (TRAINING_ARGS_WORDS, ("metric_for_best_model",),
+            TRAINER_WORDS, ("transformers",))
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts

@@ -8,7 +8,9 @@ import libcst as cst
 
 from trainlint import codemod
 from trainlint.facts import (
+    TRAINER_WORDS,
     TRAINING_ARGS_CLASSES,
+    TRAINING_ARGS_WORDS,
     MetricValue,
     argument,
     dotted,
@@ -256,7 +258,7 @@ class TrainerTokenizerArgument(RenamedKeyword):
     fix = Applicability.SAFE
     probe = "The TypeError is reported at the script's own line."
     #: the keyword itself, and a Trainer class (imported, aliased or a base of a local subclass)
-    gate = (("tokenizer",), ("Trainer", "Seq2SeqTrainer"))
+    gate = (("tokenizer",), TRAINER_WORDS)
     old, new, owner = "tokenizer", "processing_class", "trainer"
 
 
@@ -269,7 +271,7 @@ class EvaluationStrategyArgument(RenamedKeyword):
     severity = Severity.ERROR
     fix = Applicability.SAFE
     probe = "The TypeError is reported at the script's own line."
-    gate = (("evaluation_strategy",), ("TrainingArguments", "Seq2SeqTrainingArguments"))
+    gate = (("evaluation_strategy",), TRAINING_ARGS_WORDS)
     old, new, owner = "evaluation_strategy", "eval_strategy", "training_args"
 
 
