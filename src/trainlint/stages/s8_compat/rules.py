@@ -39,6 +39,11 @@ class RemovedName(Rule):
     dist: str
     replacement: str
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        # `from L import X`, `L.X` (any alias of the module): both words are in the code
+        cls.gate = ((cls.attr,), (cls.module,))
+
     def symptom(self) -> str:
         raise NotImplementedError
 
@@ -105,8 +110,6 @@ class LoadMetricRemoved(RemovedName):
     name = "load-metric-removed"
     severity = Severity.ERROR
     fix = Applicability.SAFE
-    #: `from datasets import load_metric`, `datasets.load_metric` (any alias of the module)
-    gate = (("load_metric",), ("datasets",))
     module, attr, removed_in, dist = "datasets", "load_metric", (3, 0), "datasets"
     replacement = "use `evaluate.load(...)` (`pip install evaluate`; `import evaluate`)"
 
@@ -151,7 +154,6 @@ class TransformersAdamWRemoved(RemovedName):
     name = "transformers-adamw-removed"
     severity = Severity.ERROR
     fix = Applicability.SAFE
-    gate = (("AdamW",), ("transformers",))
     module, attr, removed_in, dist = "transformers", "AdamW", (4, 50), "transformers"
     replacement = "use `torch.optim.AdamW` (same arguments; `correct_bias` is always on)"
 
@@ -206,7 +208,6 @@ class TFTrainerRemoved(RemovedName):
     code = "TL803"
     name = "tftrainer-removed"
     severity = Severity.ERROR
-    gate = (("TFTrainer",), ("transformers",))
     module, attr, removed_in, dist = "transformers", "TFTrainer", (4, 30), "transformers"
     replacement = "use Keras: `model.compile(optimizer=...)` and `model.fit(tf_dataset)`"
 
