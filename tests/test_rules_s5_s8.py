@@ -456,6 +456,37 @@ def test_tl701_quiet_with_model_zero_grad_grad_none_and_lbfgs_closure():
         assert codes(src, "TL701") == [], src
 
 
+def test_tl701_distributed_autograd_context_per_iteration():
+    # in the shape of pytorch/examples distributed/rpc/rnn/main.py: the gradients live in the context,
+    # a fresh one every iteration, and DistributedOptimizer.step(context_id) reads them from there
+    src = """
+    import torch.distributed.autograd as dist_autograd
+    from torch.distributed.optim import DistributedOptimizer
+
+    def run_trainer(model, loader, opt):
+        for epoch in range(10):
+            for data, target in loader:
+                with dist_autograd.context() as context_id:
+                    output = model(data)
+                    loss = criterion(output, target)
+                    dist_autograd.backward(context_id, [loss])
+                    opt.step(context_id)
+    """
+    assert codes(src, "TL701") == []
+    # one context around the whole loop: the gradients add up in it, step after step
+    outside = """
+    import torch.distributed.autograd as dist_autograd
+
+    def run_trainer(model, loader, opt):
+        with dist_autograd.context() as context_id:
+            for data, target in loader:
+                loss = criterion(model(data), target)
+                dist_autograd.backward(context_id, [loss])
+                opt.step(context_id)
+    """
+    assert codes(outside, "TL701") == ["TL701"]
+
+
 def test_tl702_eval_in_epoch_loop_without_train():
     src = """
     import torch

@@ -186,6 +186,8 @@ class MissingZeroGrad(Rule):
                 continue
             if any(_inside(facts, z, loop) for z in lf.zero_grads):
                 continue
+            if self._fresh_context(step, loop):
+                continue
             reported.add(loop)
             opt = _receiver(step) or self.ctx.code(step.func)
             if step.args and "scaler" in opt.lower():  # `scaler.step(optimizer)`: clear the optimizer
@@ -198,6 +200,23 @@ class MissingZeroGrad(Rule):
                 hint=f"call `{opt}.zero_grad()` once per step (e.g. right after `{self.ctx.code(step.func)}()`; "
                 "with gradient accumulation, in the same `if` as the step)",
             )
+
+
+    def _fresh_context(self, step: cst.Call, loop) -> bool:
+        """The step runs in a `with torch.distributed.autograd.context()` opened inside the loop: the
+        gradients live in that context (`opt.step(context_id)`), a new one each iteration."""
+        facts = self.ctx.facts
+        w = facts.where.get(step)
+        blocks = w.blocks if w is not None else ()
+        inner = blocks[blocks.index(loop) + 1:] if loop in blocks else ()
+        for b in inner:
+            if not isinstance(b, cst.With):
+                continue
+            for item in b.items:
+                call = item.item
+                if isinstance(call, cst.Call) and (facts.qualname(call.func) or "").startswith("torch.distributed.autograd."):
+                    return True
+        return False
 
 
 def _no_grad_block(facts, node) -> cst.With | None:
