@@ -151,8 +151,10 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
 
     run = Run(files_checked=len(results), verbose=verbose)
     findings = [fd for r in results for fd in r.findings]
+    probe_failed = False
     if probe:
-        findings = _probe(file_paths, findings, run, python, probe_timeout, probe_rows, tiny_model, overfit, verbose, script_args)
+        findings, probe_failed = _probe(file_paths, findings, run, python, probe_timeout, probe_rows, tiny_model,
+                                        overfit, verbose, script_args)
     if not quiet:
         for r in results:
             if r.note:
@@ -182,7 +184,8 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
         return 2
     if exit_zero:
         return 0
-    return 1 if findings else 0
+    # A probe that did not reach training (timeout, crash, exit, error) never passes.
+    return 1 if findings or probe_failed else 0
 
 
 class _Fixing:
@@ -302,7 +305,12 @@ def _probe(file_paths, findings, run, python, timeout, rows, tiny_model, overfit
     if not report.isolated and not any("not isolated" in n for n in run.probe_notes):
         run.probe_notes.append("not isolated: the script ran with network access and a writable project directory")
     run.probe_details = list(report.details)
-    return report.findings
+    if report.outcome != "reached-training":
+        run.probe_incomplete = f"the probe did not reach training ({report.outcome or 'no result'})"
+    elif report.incomplete:
+        n = len(report.incomplete)
+        run.probe_incomplete = f"{n} probe check{'s' if n != 1 else ''} could not complete (see the probe notes)"
+    return report.findings, report.outcome != "reached-training"
 
 
 @main.command("rule")

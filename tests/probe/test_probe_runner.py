@@ -183,3 +183,22 @@ def test_sandbox_kills_processes_that_left_the_group(tmp_path, monkeypatch, mode
     for pid in survivors:  # never leave one behind, even when the test fails
         os.kill(pid, signal.SIGKILL)
     assert not survivors
+
+
+def test_incomplete_check_is_a_note_and_never_all_clear(tmp_path):
+    from trainlint.formats import Run
+    from trainlint.formats.concise import summary
+
+    script = tmp_path / "train.py"
+    script.write_text("a = 1\n", encoding="utf-8")
+    events = [
+        {"type": "incomplete", "check": "weights move", "reason": "no optimizer step observed", "codes": ["TL506"]},
+        {"type": "end", "outcome": "reached-training", "text": "stopped at train()"},
+    ]
+    report = _report(script, [], events, "reached-training", isolated=True)
+    assert report.incomplete == ["weights move: no optimizer step observed"]
+    assert not report.complete
+    assert "probe check could not complete: weights move: no optimizer step observed" in report.notes
+    run = Run(files_checked=1, probed=True, probe_incomplete="1 probe check could not complete")
+    assert "All checks passed" not in summary([], run)
+    assert summary([], Run(files_checked=1, probed=True)) == "All checks passed!"

@@ -18,6 +18,9 @@ class Run:
     probe_notes: list[str] = dataclasses.field(default_factory=list)
     probe_details: list[str] = dataclasses.field(default_factory=list)
     probed: bool = False
+    #: With --probe: why the run may not read as all clear (the probe did not reach training, or a
+    #: check could not complete); empty when every check ran.
+    probe_incomplete: str = ""
     show_fixes: bool = False
     #: --unsafe-fixes: unsafe fixes count as available ([*])
     unsafe_fixes: bool = False

@@ -39,6 +39,8 @@ def write_probe_section(probed: list[Finding], out: TextIO, run: Run) -> None:
 
 def summary(findings: list[Finding], run: Run) -> str:
     fixed = f"Fixed {run.fixed} finding{'s' if run.fixed != 1 else ''}." if run.fixed else ""
+    if not findings and run.probed and run.probe_incomplete:
+        return f"No findings, but not all checks ran: {run.probe_incomplete}."
     if not findings:
         if fixed:
             return f"{fixed} All other checks passed!"

@@ -46,6 +46,13 @@ class ProbeReport:
     #: raised before training), "exited" (sys.exit before training), "finished" (the script ended
     #: without a training call), "timeout", "crashed" (the child died without a result).
     outcome: str = ""
+    #: Checks that could not complete, one line each ("check: reason"): never "All checks passed".
+    incomplete: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """The probe reached training and every check ran: only then may the run read as all clear."""
+        return self.outcome == "reached-training" and not self.incomplete
 
 
 def run_probe(script: Path, static_findings: list[Finding], options: ProbeOptions) -> ProbeReport:

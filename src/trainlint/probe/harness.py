@@ -16,7 +16,7 @@ import threading
 import time
 import traceback
 import types
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 #: The config.json dict (set by child.main).
 options: dict[str, Any] = {}
@@ -87,6 +87,12 @@ def finding(
 
 def checked(*codes: str) -> None:
     emit("checked", codes=list(codes))
+
+
+def incomplete(check: str, reason: str, codes: Sequence[str] = ()) -> None:
+    """This check could not complete (``reason``): the run is never reported as all clear, and static
+    findings of ``codes`` are not counted as reproduced or not by it."""
+    emit("incomplete", check=check, reason=reason, codes=list(codes))
 
 
 def note(text: str) -> None:

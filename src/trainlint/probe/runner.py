@@ -496,4 +496,8 @@ def _report(script: Path, static_findings: list[Finding], events: list[dict[str,
             report.notes.append(str(e.get("text", "")))
         elif e.get("type") == "detail":
             report.details.append(str(e.get("text", "")))
+        elif e.get("type") == "incomplete":
+            line = f"{e.get('check') or 'a check'}: {e.get('reason') or 'no reason given'}"
+            report.incomplete.append(line)
+            report.notes.append(f"probe check could not complete: {line}")
     return report
