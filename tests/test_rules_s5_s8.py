@@ -880,3 +880,116 @@ def test_tl702_no_grad_is_recognised_by_the_call_not_the_text():
     grads_on = looks_like_it.replace('record_function("no_grad_part")', "torch.inference_mode(False)")
     assert codes(grads_on, "TL702") == []
 
+
+
+def test_tl702_to_device_chain_and_train_at_the_top_of_the_epoch_loop():
+    # `model.to(device).train()` is `model.train()`: the eval() after the batch loop is switched back
+    chain = """
+    import torch
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for epoch in range(10):
+        model.to(device).train()
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+        model.eval()
+        with torch.no_grad():
+            for x, y in val_loader:
+                out = model(x)
+    """
+    assert codes(chain, "TL702") == []
+    assert codes(chain.replace("model.to(device).train()", "model.to(device)"), "TL702") == ["TL702"]
+    # evaluation on the last step of the pass, train() at the top of the next one
+    last_step = """
+    import torch
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for epoch in range(10):
+        model.train()
+        for i, (x, y) in enumerate(train_loader):
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+            if i == len(train_loader) - 1:
+                model.eval()
+                with torch.no_grad():
+                    for vx, vy in val_loader:
+                        out = model(vx)
+    """
+    assert codes(last_step, "TL702") == []
+    # every 100 steps: the rest of the pass trains in eval mode
+    periodic = last_step.replace("if i == len(train_loader) - 1:", "if i % 100 == 0:")
+    [f] = lint(periodic, "TL702")
+    assert "until the next pass calls `train()`" in f.message
+
+
+EVAL_FUNCTION = """
+import torch
+
+def train(model, loader, optimizer):
+    model.train()
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+
+def evaluate(model, loader):
+    correct = 0
+    with torch.no_grad():
+        for x, y in loader:
+            out = model(x)
+            correct += (out.argmax(1) == y).sum().item()
+    return correct
+
+model = Net()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+for epoch in range(10):
+    train(model, train_loader, optimizer)
+    evaluate(model, test_loader)
+"""
+
+
+def test_tl702_evaluation_function_that_never_calls_eval():
+    [f] = lint(EVAL_FUNCTION, "TL702")
+    assert f.code == "TL702" and "`evaluate()` evaluates `model`" in f.message and "train(model" in f.message
+    assert f.start.row == EVAL_FUNCTION.splitlines().index("            out = model(x)") + 1
+    # the function switches the mode itself, or the caller does
+    assert codes(EVAL_FUNCTION.replace("    correct = 0", "    model.eval()\n    correct = 0"), "TL702") == []
+    assert codes(EVAL_FUNCTION.replace("    evaluate(model, test_loader)",
+                                       "    model.eval()\n    evaluate(model, test_loader)"), "TL702") == []
+    # keyword argument, and a global model set to train mode at the top of the epoch loop
+    assert codes(EVAL_FUNCTION.replace("evaluate(model, test_loader)", "evaluate(loader=test_loader, model=model)"),
+                 "TL702") == ["TL702"]
+    global_model = """
+    import torch
+    model = Net()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    def evaluate(loader):
+        preds = []
+        with torch.no_grad():
+            for batch in loader:
+                preds.append(model(batch).argmax(-1))
+        return preds
+    for epoch in range(3):
+        model.train()
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+        evaluate(val_loader)
+    """
+    assert codes(global_model, "TL702") == ["TL702"]
+    # nothing says which mode the model is in: a pretrained transformers model loads in eval mode
+    inference = """
+    import torch
+    from transformers import AutoModelForSequenceClassification
+    model = AutoModelForSequenceClassification.from_pretrained("./fine-tuned")
+    def evaluate(loader):
+        preds = []
+        with torch.no_grad():
+            for batch in loader:
+                preds.append(model(**batch).logits.argmax(-1))
+        return preds
+    evaluate(test_loader)
+    """
+    assert codes(inference, "TL702") == []

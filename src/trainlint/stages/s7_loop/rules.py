@@ -108,6 +108,18 @@ def is_optimizer(facts, recv: cst.BaseExpression, at) -> bool:
     return "optim" in last or last in ("opt", "optimiser") or last.endswith("_opt") or last.startswith("opt_")
 
 
+#: `nn.Module` methods that return the module itself: `model.to(device).train()` sets `model`'s mode
+_RETURN_SELF = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "type", "train", "eval",
+                          "requires_grad_", "to_empty", "apply", "share_memory"})
+
+
+def _module_itself(recv: cst.BaseExpression) -> cst.BaseExpression:
+    """The module under a chain of calls that return it (`model.to(device)` → `model`)."""
+    while isinstance(recv, cst.Call) and isinstance(recv.func, cst.Attribute) and recv.func.attr.value in _RETURN_SELF:
+        recv = recv.func.value
+    return recv
+
+
 def loop_facts(facts) -> LoopFacts:
     lf = _CACHE.get(facts)
     if lf is not None:
@@ -133,7 +145,8 @@ def loop_facts(facts) -> LoopFacts:
             lf.zero_grads.append(call)
         elif meth in ("zero_", "detach_", "fill_") and ".grad" in (f".{dotted(recv)}" if dotted(recv) else ""):
             lf.zero_grads.append(call)
-        elif meth in ("train", "eval") and dotted(recv) is not None:
+        elif meth in ("train", "eval") and dotted(_module_itself(recv)) is not None:
+            recv = _module_itself(recv)
             mode = meth
             if meth == "train" and call.args:
                 v = literal(call.args[0].value)
@@ -331,6 +344,7 @@ class WrongTrainEvalMode(Rule):
                 self._eval_before_training(lf, loop, scope, name)
                 self._evaluation_after(lf, loop, scope, name, training_loops, called, by_scope.get(scope, []), steps)
         self._evaluation_with_gradients(lf, called, steps)
+        self._evaluation_function_without_eval(lf, steps)
 
     def _trained_models(self, lf, models: set, training_loops, called) -> set:
         """The models the optimizer trains: owners of `torch.optim.X(model.parameters())`; without one, the
@@ -374,11 +388,16 @@ class WrongTrainEvalMode(Rule):
         if inside:
             # `if step % 500 == 0: model.eval(); evaluate()` in the training loop, and no train() after it
             c = inside[0][0]
+            reset = any(m == "train" and _order(facts, t) < start and _inside(facts, t, outer)
+                        for outer in loops_around(facts, loop) for t, m in modes)
+            if reset and not self._periodic(c, loop):
+                return  # the evaluation ends the pass (`if step == len(loader) - 1:`); the epoch loop calls train()
+            until = "until the next pass calls `train()`, " if reset else ""
             self.report(
                 c,
                 f"`{self.ctx.code(c)}` runs inside the training loop and nothing in the loop calls `{name}.train()` "
-                f"again: after the first evaluation `{name}` trains in eval mode (dropout off, batch-norm statistics "
-                "frozen) and learns worse than expected",
+                f"again: after the first evaluation {until}`{name}` trains in eval mode (dropout off, batch-norm "
+                "statistics frozen) and learns worse than expected",
                 hint=f"call `{name}.train()` right after the evaluation (or at the top of each step)",
             )
             return
@@ -408,6 +427,18 @@ class WrongTrainEvalMode(Rule):
                 hint=f"call `{name}.train()` before the training loop (and `{name}.eval()` only around evaluation)",
             )
 
+    def _periodic(self, node, loop) -> bool:
+        """``node`` runs under an `if` in ``loop`` whose test takes a remainder (`step % 500 == 0`): an
+        evaluation every N steps, with training steps after it in the same pass."""
+        w = self.ctx.facts.where.get(node)
+        blocks = w.blocks if w is not None else ()
+        inner = blocks[blocks.index(loop) + 1:] if loop in blocks else ()
+        return any(
+            isinstance(b, cst.If) and any(isinstance(op.operator, cst.Modulo)
+                                          for op in iter_nodes(b.test, (cst.BinaryOperation,)))
+            for b in inner
+        )
+
     def _evaluation_after(self, lf, loop, scope, name, training_loops, called, scope_loops, steps) -> None:
         """The evaluation loops that follow a training loop (up to the next one) and run the model under
         `no_grad` without `model.eval()` in between."""
@@ -433,6 +464,111 @@ class WrongTrainEvalMode(Rule):
                     "on, so the predictions are noisy and the metrics lower (and different on every run)",
                     hint=f"call `{name}.eval()` before the evaluation loop (and `{name}.train()` before training again)",
                 )
+
+    # -- an evaluation function that never calls model.eval(), called while the model is in train mode
+
+    @staticmethod
+    def _param_index(fn: cst.FunctionDef, name: str) -> int | None:
+        """Position of parameter ``name`` of ``fn`` (None: not a parameter)."""
+        for i, p in enumerate(fn.params.posonly_params + fn.params.params):
+            if p.name.value == name:
+                return i
+        if any(p.name.value == name for p in fn.params.kwonly_params):
+            return -1
+        return None
+
+    @staticmethod
+    def _passed(call: cst.Call, fn: cst.FunctionDef, name: str, index: int | None) -> str | None:
+        """The dotted name passed to ``fn``'s parameter ``name`` at ``call`` (the global itself when
+        ``index`` is None)."""
+        if index is None:
+            return name
+        for a in call.args:
+            if a.keyword is not None and a.keyword.value == name:
+                return dotted(a.value)
+        pos = [a for a in call.args if a.keyword is None and not a.star]
+        if 0 <= index < len(pos):
+            return dotted(pos[index].value)
+        return None
+
+    def _mode_left_by(self, lf, call: cst.Call, model: str) -> str | None:
+        """The mode a module-level function called as ``call`` leaves ``model`` in: its last
+        `param.train()` / `param.eval()` in its own body (None: it sets no mode)."""
+        if not isinstance(call.func, cst.Name):
+            return None
+        fn = self.ctx.facts.function_named(call.func.value)
+        if fn is None:
+            return None
+        for i, p in enumerate(fn.params.posonly_params + fn.params.params):
+            if self._passed(call, fn, p.name.value, i) == model:
+                modes = self._modes(lf, p.name.value, fn)
+                if modes:
+                    return modes[-1][1]
+        return None
+
+    def _mode_at(self, lf, site: cst.Call, model: str) -> tuple[str, cst.CSTNode] | None:
+        """The mode ``model`` is in when ``site`` runs, from the `train()` / `eval()` calls and the calls of
+        functions that set it in the same scope: the last one before ``site``, else (a loop) the last one
+        after it in the innermost loop around both."""
+        facts = self.ctx.facts
+        scope = facts.where[site].function
+        events = [(c, m) for c, m in self._modes(lf, model, scope)]
+        for c in lf.calls:
+            if c is not site and c in facts.where and facts.where[c].function is scope:
+                m = self._mode_left_by(lf, c, model)
+                if m is not None:
+                    events.append((c, m))
+        events.sort(key=lambda e: _order(facts, e[0]))
+        at = _order(facts, site)
+        before = [e for e in events if _order(facts, e[0]) < at]
+        if before:
+            return before[-1][1], before[-1][0]
+        loops = loops_around(facts, site)
+        if loops:
+            after = [e for e in events if _order(facts, e[0]) > at and _inside(facts, e[0], loops[-1])]
+            if after:
+                return after[-1][1], after[-1][0]
+        return None
+
+    def _evaluation_function_without_eval(self, lf, steps) -> None:
+        """A function that runs a model under `no_grad` in a loop (an evaluation) but never sets its mode,
+        called where the model was last put in train mode: the evaluation runs with dropout on."""
+        facts = self.ctx.facts
+        for fn in facts.index.get("FunctionDef", ()):
+            w = facts.where.get(fn)
+            if w is None or w.function is not None or w.inside(cst.ClassDef) is not None:
+                continue  # module-level functions: their call sites are found by name
+            if any(facts.where[s].function is fn for s in steps if s in facts.where):
+                continue
+            runs: dict = {}
+            for c in lf.calls:
+                if isinstance(c.func, cst.Name) and c in facts.where and facts.where[c].function is fn \
+                        and loops_around(facts, c) and _no_grad_block(facts, c) is not None:
+                    runs.setdefault(c.func.value, c)
+            for name, first in runs.items():
+                index = self._param_index(fn, name)
+                if index is None and name in facts.bindings.get(fn, {}):
+                    continue  # a local of the function (a metric, a helper), not a model handed in
+                if index == -1 or any(r == name and facts.where[c].function is fn for c, r, _ in lf.modes):
+                    continue
+                for site in lf.calls:
+                    if not (isinstance(site.func, cst.Name) and site.func.value == fn.name.value and site in facts.where):
+                        continue
+                    model = self._passed(site, fn, name, index)
+                    if model is None:
+                        continue
+                    state = self._mode_at(lf, site, model)
+                    if state is None or state[0] != "train":
+                        continue
+                    self.report(
+                        first,
+                        f"`{fn.name.value}()` evaluates `{name}` under `no_grad` but never calls `{name}.eval()`, and "
+                        f"`{self.ctx.code(site)}` runs it after `{self.ctx.code(state[1])}` left `{model}` in train "
+                        "mode: dropout is still on, so the predictions are noisy and the metrics lower (and "
+                        "different on every run)",
+                        hint=f"call `{name}.eval()` at the top of `{fn.name.value}()` (and `.train()` before training again)",
+                    )
+                    break
 
     def _evaluation_with_gradients(self, lf, called, steps) -> None:
         """A loop that runs the model in eval mode, outside `no_grad`, and keeps its outputs."""
