@@ -111,6 +111,20 @@ def test_tl503_keras_default_explicit_and_create_optimizer():
     assert codes(unpacked.format(opt="schedule"), "TL503") == []
 
 
+def test_tl503_legacy_keras_lr_alias_is_the_rate():
+    # the TF 2.x notebooks' form: `Adam(lr=...)` is the learning rate of the Keras 2 optimizers
+    tpl = """
+    import tensorflow as tf
+    from transformers import TFAutoModelForSequenceClassification
+    model = TFAutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+    model.compile(optimizer={opt}, loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    """
+    assert codes(tpl.format(opt="tf.keras.optimizers.Adam(lr=3e-5)"), "TL503") == []
+    assert codes(tpl.format(opt="tf.keras.optimizers.legacy.Adam(lr=2e-5, epsilon=1e-8)"), "TL503") == []
+    [f] = lint(tpl.format(opt="tf.keras.optimizers.Adam(lr=1e-3)"), "TL503")
+    assert "`tf.keras.optimizers.Adam(lr=...)` 1e-3" in f.message
+
+
 def test_tl503_quiet_for_fine_rates_lora_and_scratch_training():
     ok = """
     from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments

@@ -411,6 +411,8 @@ class HighLearningRate(Rule):
         if cls not in KERAS_OPTIMIZER_DEFAULT_LR or cls == "SGD":
             return
         lr = argument(opt, "learning_rate", 0)
+        if lr is None:  # `lr=`: the Keras 2 alias (TF ≤ 2.10 and the `legacy` optimizers take it as the rate)
+            lr = argument(opt, "lr")
         if lr is None and not has_star_kwargs(opt) and cls in KERAS_OPTIMIZER_DEFAULT_LR:
             self.report(
                 opt,
@@ -420,7 +422,8 @@ class HighLearningRate(Rule):
                 hint="pass `learning_rate=5e-5` (2e-5 to 5e-5 is usual)",
             )
             return
-        self._check(lr, at, f"`{self.ctx.code(opt.func)}(learning_rate=...)`", model,
+        kw = "lr" if lr is not None and argument(opt, "learning_rate", 0) is None else "learning_rate"
+        self._check(lr, at, f"`{self.ctx.code(opt.func)}({kw}=...)`", model,
                     "use `learning_rate=5e-5` (2e-5 to 5e-5 is usual)")
 
 
