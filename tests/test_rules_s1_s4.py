@@ -939,3 +939,43 @@ def test_tl103_slice_across_the_class_boundary_is_a_warning():
     d = load_dataset("imdb", split="train[60%:]")
     """
     assert [f.severity.value for f in lint(src, select="TL103")] == ["warning", "error", "warning", "error"]
+
+
+# ---------------------------------------------------------------------------------------------
+# TL201: batches of one example, and a split padded as one batch
+
+TL201_TPL = """
+from datasets import load_dataset
+from transformers import AutoModelForSequenceClassification, AutoTokenizer, Trainer, TrainingArguments
+raw = load_dataset("imdb")
+tokenizer = AutoTokenizer.from_pretrained("bert-base-cased")
+def tokenize(batch):
+    return tokenizer(batch["text"], truncation=True, padding=True)
+ds = raw.map(tokenize, batched=True{map_args})
+model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+args = TrainingArguments("out"{args})
+trainer = Trainer(model=model, args=args, train_dataset=ds["train"]{eval})
+trainer.train()
+"""
+
+
+def test_tl201_quiet_with_one_example_per_batch():
+    one = TL201_TPL.format(map_args="", args=", per_device_train_batch_size=1", eval="")
+    assert codes(one, "TL201") == []
+    # the evaluation batches still hold 8 examples
+    with_eval = TL201_TPL.format(map_args="", args=", per_device_train_batch_size=1", eval=', eval_dataset=ds["test"]')
+    [f] = lint(with_eval, "TL201")
+    assert '`ds["test"]`' in f.message
+    both = TL201_TPL.format(map_args="", args=", per_device_train_batch_size=1, per_device_eval_batch_size=1",
+                            eval=', eval_dataset=ds["test"]')
+    assert codes(both, "TL201") == []
+    assert codes(TL201_TPL.format(map_args="", args=", per_device_train_batch_size=4", eval=""), "TL201") == ["TL201"]
+
+
+def test_tl201_quiet_when_the_whole_split_is_padded_as_one_batch():
+    # `padding=True` pads to the longest sequence of the batch the map function sees: the whole split here
+    for map_args in (", batch_size=None", ", batch_size=-1", ', batch_size=len(raw["train"])'):
+        assert codes(TL201_TPL.format(map_args=map_args, args="", eval=""), "TL201") == [], map_args
+    # several processes: one batch per shard, each padded to its own longest
+    for map_args in ("", ", batch_size=1000", ", batch_size=None, num_proc=4"):
+        assert codes(TL201_TPL.format(map_args=map_args, args="", eval=""), "TL201") == ["TL201"], map_args

@@ -54,6 +54,8 @@ class NoPaddingCollator(Rule):
             expr = argument(node, param, pos)
             if expr is None:
                 continue
+            if self._batch_size(node, param.split("_")[0]) == 1:
+                continue  # one example per batch: nothing to stack
             value = facts.value_of(expr, node)
             shown = self.ctx.code(expr)
             if isinstance(value, DatasetValue) and value.raw:
@@ -86,6 +88,20 @@ class NoPaddingCollator(Rule):
                     fix=self._fix(node),
                 )
                 return
+
+    def _batch_size(self, trainer: cst.Call, split: str):
+        """The literal `per_device_{split}_batch_size` of the TrainingArguments given to ``trainer``."""
+        facts = self.ctx.facts
+        args = argument(trainer, "args", 1)
+        at: cst.CSTNode = trainer
+        if isinstance(args, cst.Name):
+            b = facts.lookup(args.value, trainer)
+            args = b.value if b is not None else None
+            at = args if args in facts.where else trainer
+        if not isinstance(args, cst.Call) or facts.callee(args) not in TRAINING_ARGS_CLASSES:
+            return None
+        size = argument(args, f"per_device_{split}_batch_size") or argument(args, f"per_gpu_{split}_batch_size")
+        return facts.constant(size, at) if size is not None else None
 
     def _fix(self, trainer: cst.Call):
         """Add `data_collator=DataCollatorWithPadding(<tokenizer>)`, the tokenizer being the one the
