@@ -979,3 +979,45 @@ def test_tl201_quiet_when_the_whole_split_is_padded_as_one_batch():
     # several processes: one batch per shard, each padded to its own longest
     for map_args in ("", ", batch_size=1000", ", batch_size=None, num_proc=4"):
         assert codes(TL201_TPL.format(map_args=map_args, args="", eval=""), "TL201") == ["TL201"], map_args
+
+
+# ---------------------------------------------------------------------------------------------
+# TL103: the labels of a label-sorted dataset that is not trained on its labels
+
+
+def test_tl103_quiet_when_a_language_model_learns_the_text():
+    # in the shape of the course's "fine-tuning a masked language model" on IMDb (and GPT-2 on IMDb):
+    # the reviews are the training target, their sorted labels never reach the model
+    clm = """
+    from datasets import load_dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer, DataCollatorForLanguageModeling, Trainer, TrainingArguments
+    raw = load_dataset("imdb", split="train[:2000]")
+    tokenizer = AutoTokenizer.from_pretrained("gpt2")
+    model = AutoModelForCausalLM.from_pretrained("gpt2")
+    ds = raw.map(lambda b: tokenizer(b["text"], truncation=True), batched=True)
+    trainer = Trainer(model=model, args=TrainingArguments("out"), train_dataset=ds,
+                      data_collator=DataCollatorForLanguageModeling(tokenizer, mlm=False))
+    """
+    assert codes(clm, "TL103") == []
+    # a classifier in the same file: the labels are a target again
+    both = clm.replace("model = AutoModelForCausalLM", "clf = AutoModelForSequenceClassification.from_pretrained(\"gpt2\")\n"
+                       "    model = AutoModelForCausalLM").replace("import AutoModelForCausalLM",
+                                                                   "import AutoModelForSequenceClassification, AutoModelForCausalLM")
+    assert codes(both, "TL103") == ["TL103"]
+
+
+def test_tl103_quiet_when_the_label_column_is_dropped():
+    tpl = """
+    from datasets import load_dataset
+    imdb = load_dataset("imdb")
+    small = imdb["train"].select(range(1000))
+    tokenized = small.map(lambda b: tok(b["text"]), batched=True, remove_columns={cols})
+    """
+    assert codes(tpl.format(cols='["text", "label"]'), "TL103") == []
+    assert codes(tpl.format(cols="small.column_names"), "TL103") == []
+    assert codes(tpl.format(cols='["text"]'), "TL103") == ["TL103"]
+    dropped = """
+    from datasets import load_dataset
+    texts = load_dataset("imdb", split="train[:1000]").remove_columns("label")
+    """
+    assert codes(dropped, "TL103") == []

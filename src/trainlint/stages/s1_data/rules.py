@@ -13,6 +13,7 @@ from trainlint.facts import (
     TRAINER_WORDS,
     UNKNOWN,
     DatasetValue,
+    ModelValue,
     argument,
     has_star_kwargs,
     iter_nodes,
@@ -266,6 +267,10 @@ _CLASS_RUN = {("imdb", "train"): 12500, ("imdb", "test"): 12500, ("dbpedia_14", 
               ("rotten_tomatoes", "validation"): 533, ("rotten_tomatoes", "test"): 533}
 
 
+#: heads that learn the text itself: a dataset's labels are not their target
+_LM_HEADS = frozenset({"causal-lm", "masked-lm", "seq2seq-lm", "pretraining"})
+
+
 @register
 class LabelSortedSlice(Rule):
     """The first (or last) N rows of a split stored sorted by label, taken without shuffling:
@@ -301,7 +306,7 @@ class LabelSortedSlice(Rule):
             m = _SLICE_RE.match(s)
             if m is None or (m.group("start") is None and m.group("stop") is None):
                 continue
-            self._report(arg, info, m.group("split"), m.group("start"), m.group("stop"), f'split="{s}"')
+            self._report(node, arg, info, m.group("split"), m.group("start"), m.group("stop"), f'split="{s}"')
 
     def _select(self, node: cst.Call, func: cst.Attribute) -> None:
         facts = self.ctx.facts
@@ -325,7 +330,7 @@ class LabelSortedSlice(Rule):
         if func.attr.value == "take":
             n = facts.constant(argument(node, "n", 0), node)
             if isinstance(n, int) and not isinstance(n, bool):
-                self._report(node, info, split, None, str(n), f"`.take({n})`")
+                self._report(load, node, info, split, None, str(n), f"`.take({n})`")
             return
         idx = argument(node, "indices", 0)
         if not (isinstance(idx, cst.Call) and isinstance(idx.func, cst.Name) and idx.func.value == "range"
@@ -335,9 +340,49 @@ class LabelSortedSlice(Rule):
         if not rargs or not all(isinstance(a, int) and not isinstance(a, bool) for a in rargs) or len(rargs) > 2:
             return
         start, stop = (0, rargs[0]) if len(rargs) == 1 else rargs
-        self._report(node, info, split, str(start), str(stop), f"`.select({self.ctx.code(idx)})`")
+        self._report(load, node, info, split, str(start), str(stop), f"`.select({self.ctx.code(idx)})`")
 
-    def _report(self, node, info, split: str, start: str | None, stop: str | None, shown: str) -> None:
+    def _labels_unused(self, load: cst.Call) -> bool:
+        """The labels of this dataset are not what the file trains on: its label column is dropped
+        (`remove_columns=["text", "label"]`, `remove_columns=ds.column_names`), or every model of the file is
+        a language model (`*ForCausalLM`, `*ForMaskedLM`, ...: the text itself is the target)."""
+        memo = getattr(self, "_unused", None)
+        if memo is None:
+            memo = self._unused = {}
+        if load in memo:
+            return memo[load]
+        facts = self.ctx.facts
+        unused = False
+        for call in facts.index.get("Call", ()):
+            func = call.func
+            if not isinstance(func, cst.Attribute) or func.attr.value not in ("map", "remove_columns"):
+                continue
+            cols = argument(call, "remove_columns") if func.attr.value == "map" else argument(call, "column_names", 0)
+            if cols is None:
+                continue
+            chain = dataset_chain(facts, func.value, call)
+            if chain is None or chain[0] is not load:
+                continue
+            value = facts.constant(cols, call)
+            names = value if isinstance(value, list) else [value]
+            if any(isinstance(n, str) and "label" in n for n in names) or (
+                    isinstance(cols, cst.Attribute) and cols.attr.value == "column_names"):
+                unused = True
+                break
+        if not unused:
+            heads = set()
+            for call in facts.index.get("Call", ()):
+                if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("from_pretrained", "from_config"):
+                    v = facts.value_of(call)
+                    if isinstance(v, ModelValue) and v.transformers:
+                        heads.add(v.head)
+            unused = bool(heads) and heads <= _LM_HEADS
+        memo[load] = unused
+        return unused
+
+    def _report(self, load, node, info, split: str, start: str | None, stop: str | None, shown: str) -> None:
+        if self._labels_unused(load):
+            return
         run = _CLASS_RUN.get((info.name, split))
         certain = False
         k = info.num_labels or 2
