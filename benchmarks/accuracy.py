@@ -1,0 +1,778 @@
+"""Accuracy of the default rules on real code: precision on a corpus of correct training code,
+recall on a set of real bugs. Prints numbers; the committed snapshot and docs/accuracy.md follow.
+
+    python benchmarks/accuracy.py lock        --git owner/name=GIT_DIR ...  [--set corpus]
+    python benchmarks/accuracy.py materialize --git owner/name=GIT_DIR ...  [--set corpus]
+    python benchmarks/accuracy.py [run]       [--set corpus --set buggy] [--no-write]
+    python benchmarks/accuracy.py render      # docs/accuracy.md from the committed files only
+
+No third-party code is committed. A *set* is a directory of pinned metadata (``benchmarks/corpus/``
+for correct code, ``benchmarks/buggy/`` for real bugs), materialised into the gitignored
+``benchmarks/.corpus-real/<set>/<source id>/<path>``:
+
+``sources.toml``
+    ``[[source]]`` tables. Every source has ``id`` (unique in the set, a directory name), ``kind``,
+    ``license`` (SPDX; permissive only: MIT, Apache-2.0, BSD-2-Clause, BSD-3-Clause, ...), ``stack``
+    (what the code was written for, e.g. ``"transformers-4/keras-2"``), ``include`` (glob patterns,
+    ``**`` crosses directories) and optionally ``exclude``.
+
+    - ``kind = "git"``: ``repo = "owner/name"``, ``commit`` (40 hex). Materialised from a local git
+      directory (a clone, bare or not) given as ``--git owner/name=DIR``.
+    - ``kind = "pypi"``: ``package``, ``version``, ``filename`` (the sdist or wheel), ``sha256`` of
+      that archive. Fetched with ``pip download`` (cached in ``benchmarks/.corpus-real/.downloads``).
+    - ``kind = "local"``: ``dir``, relative to the set directory; files written for this project
+      and committed there (e.g. a bug in the shape of a public script). Always reachable offline.
+
+``files.lock``
+    One materialised file a line, tab-separated: ``sha256  role  source-id  path``. ``role`` is
+    ``lint`` (a file of the set) or ``context`` (a requirements.txt / pyproject.toml / setup.cfg /
+    environment.yml beside a linted file or at the source's root: version evidence the linter may
+    read). The sha256 is that of the materialised text (notebooks: outputs stripped), so a
+    materialised corpus is verified exact. ``lock`` writes it: the files matching ``include`` that
+    are training code (import torch, tensorflow, keras or transformers), each distinct text once.
+
+``snapshot.jsonl``
+    The last run on that set: a first line ``{"meta": ...}`` (files, sources, library versions),
+    then one finding a line: ``source``, ``path``, ``code``, ``line`` (row; in a notebook the row
+    within ``cell``), ``cell`` (1-based, null outside notebooks), ``hash`` (of the stripped source
+    line, so judgements survive line shifts), ``severity``, ``message``.
+
+``verdicts.jsonl`` (the correct-code set)
+    One judged finding a line: the key fields (``source``, ``path``, ``code``, ``line``, ``cell``,
+    ``hash``), ``verdict`` (``true``: the code is really broken as said; ``false``: it works;
+    ``version``: right about a removed/renamed API of a version the code was not written for;
+    ``debatable``) and ``reason`` (one line). Precision = true / (true + false).
+
+``expected.jsonl`` (the buggy set)
+    One real bug a line: ``source``, ``path``, ``code`` (the rule that should report it), ``line``,
+    ``cell`` (or null), ``evidence`` (the fix commit, issue thread or forum answer: owner/repo#N,
+    owner/repo@commit or a URL) and ``reason``. Found when a finding of that code is on that line (or
+    on a line with the same text in that file). Recall = found / expected.
+
+A finding matches a verdict with the same source, path, code and cell when the line and hash are
+equal, else with the same hash at the nearest line. ``run`` lints the materialised files with the
+default rules (``trainlint.parallel.lint_files`` with ``Settings()``), prints per-rule numbers, and
+lists the findings nobody judged (exit 1 if any). When every file of the set is materialised it
+rewrites the set's snapshot and docs/accuracy.md (unless ``--no-write``); otherwise it lints what is
+there and compares it with the snapshot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import tarfile
+import tomllib
+import zipfile
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "benchmarks"
+MATERIALISED = BENCH / ".corpus-real"
+DOC = ROOT / "docs" / "accuracy.md"
+SETS = {"corpus": BENCH / "corpus", "buggy": BENCH / "buggy"}
+
+PERMISSIVE = frozenset({"MIT", "Apache-2.0", "BSD-2-Clause", "BSD-3-Clause", "ISC", "0BSD", "Unlicense",
+                        "CC0-1.0", "Python-2.0", "Zlib"})
+VERDICTS = ("true", "false", "version", "debatable")
+LINT_SUFFIXES = (".py", ".ipynb")
+_CONTEXT_RE = re.compile(r"^(requirements[\w.-]*\.txt|pyproject\.toml|setup\.cfg|environment\.ya?ml)$")
+#: training code: imports one of the frameworks trainlint is about
+TRAINING_RE = re.compile(r"^[ \t]*(?:import|from)[ \t]+(?:torch|tensorflow|tf_keras|keras|transformers)\b", re.M)
+KEY_FIELDS = ("source", "path", "code", "line", "cell", "hash")
+
+
+# ---------------------------------------------------------------------------------------------
+# Formats
+
+
+@dataclass
+class Source:
+    id: str
+    kind: str
+    license: str
+    stack: str
+    include: list[str]
+    exclude: list[str] = field(default_factory=list)
+    repo: str = ""
+    commit: str = ""
+    package: str = ""
+    version: str = ""
+    filename: str = ""
+    sha256: str = ""
+    dir: str = ""
+
+
+@dataclass
+class LockEntry:
+    sha256: str
+    role: str  # "lint" | "context"
+    source: str
+    path: str
+
+
+def load_sources(set_dir: Path) -> list[Source]:
+    data = tomllib.loads((set_dir / "sources.toml").read_text(encoding="utf-8"))
+    return [Source(**table) for table in data.get("source", [])]
+
+
+def validate_sources(sources: list[Source]) -> list[str]:
+    """Problems with a sources.toml (empty list: well-formed)."""
+    problems = []
+    seen = set()
+    for s in sources:
+        where = f"source {s.id!r}"
+        if not re.fullmatch(r"[A-Za-z0-9][\w.+@-]*", s.id or ""):
+            problems.append(f"{where}: id must be a plain directory name")
+        if s.id in seen:
+            problems.append(f"{where}: duplicate id")
+        seen.add(s.id)
+        if s.license not in PERMISSIVE:
+            problems.append(f"{where}: license {s.license!r} is not a permissive SPDX id")
+        if not s.stack:
+            problems.append(f"{where}: no stack")
+        if not s.include:
+            problems.append(f"{where}: no include patterns")
+        if s.kind == "git":
+            if not re.fullmatch(r"[\w.-]+/[\w.-]+", s.repo):
+                problems.append(f"{where}: repo must be owner/name")
+            if not re.fullmatch(r"[0-9a-f]{40}", s.commit):
+                problems.append(f"{where}: commit must be 40 hex digits")
+        elif s.kind == "pypi":
+            if not (s.package and s.version and s.filename and re.fullmatch(r"[0-9a-f]{64}", s.sha256)):
+                problems.append(f"{where}: pypi needs package, version, filename and a sha256")
+        elif s.kind == "local":
+            if not s.dir:
+                problems.append(f"{where}: local needs dir")
+        else:
+            problems.append(f"{where}: unknown kind {s.kind!r}")
+    return problems
+
+
+def load_lock(set_dir: Path) -> list[LockEntry]:
+    path = set_dir / "files.lock"
+    if not path.exists():
+        return []
+    entries = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            sha, role, source, rel = line.split("\t")
+            entries.append(LockEntry(sha, role, source, rel))
+    return entries
+
+
+def write_lock(set_dir: Path, entries: list[LockEntry]) -> None:
+    lines = ["# sha256\trole\tsource\tpath (written by `benchmarks/accuracy.py lock`)"]
+    lines += [f"{e.sha256}\t{e.role}\t{e.source}\t{e.path}" for e in sorted(entries, key=lambda e: (e.source, e.path))]
+    (set_dir / "files.lock").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> None:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in rows), encoding="utf-8")
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def line_hash(text: str) -> str:
+    return hashlib.sha1(text.strip().encode("utf-8")).hexdigest()[:12]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading sources
+
+
+def glob_match(path: str, pattern: str) -> bool:
+    """``**`` matches any number of directories (also none); ``*`` stays within one."""
+    regex = ""
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            regex += "(?:.*/)?"
+            i += 3
+        elif pattern.startswith("**", i):
+            regex += ".*"
+            i += 2
+        else:
+            c = pattern[i]
+            regex += "[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c)
+            i += 1
+    return re.fullmatch(regex, path) is not None
+
+
+def selected(source: Source, path: str) -> bool:
+    return any(glob_match(path, p) for p in source.include) and not any(glob_match(path, p) for p in source.exclude)
+
+
+class Tree:
+    """Read-only view of one source's files: ``paths()`` and ``read(path) -> bytes``."""
+
+    def paths(self) -> list[str]:
+        raise NotImplementedError
+
+    def read(self, path: str) -> bytes:
+        raise NotImplementedError
+
+
+class GitTree(Tree):
+    def __init__(self, git_dir: Path, commit: str):
+        self.git_dir, self.commit = Path(git_dir), commit
+        self._git("cat-file", "-e", f"{commit}^{{commit}}")
+
+    def _git(self, *args: str) -> bytes:
+        return subprocess.run(["git", "--git-dir" if (self.git_dir / "HEAD").exists() and not (self.git_dir / ".git").exists() else "-C",
+                               str(self.git_dir), *args], check=True, capture_output=True).stdout
+
+    def paths(self) -> list[str]:
+        out = self._git("ls-tree", "-r", "-z", "--name-only", self.commit)
+        return sorted(p for p in out.decode("utf-8", "surrogateescape").split("\0") if p)
+
+    def read(self, path: str) -> bytes:
+        return self._git("show", f"{self.commit}:{path}")
+
+
+class ArchiveTree(Tree):
+    """An sdist (.tar.gz) or wheel (.whl/.zip); paths without the sdist's top directory."""
+
+    def __init__(self, archive: Path):
+        self.files: dict[str, bytes] = {}
+        if archive.name.endswith((".whl", ".zip")):
+            with zipfile.ZipFile(archive) as zf:
+                for info in zf.infolist():
+                    if not info.is_dir():
+                        self.files[info.filename] = zf.read(info)
+        else:
+            with tarfile.open(archive) as tf:
+                for member in tf.getmembers():
+                    if member.isfile():
+                        name = member.name.split("/", 1)[1] if "/" in member.name else member.name
+                        self.files[name] = tf.extractfile(member).read()
+
+    def paths(self) -> list[str]:
+        return sorted(self.files)
+
+    def read(self, path: str) -> bytes:
+        return self.files[path]
+
+
+class DirTree(Tree):
+    def __init__(self, root: Path):
+        self.root = root
+
+    def paths(self) -> list[str]:
+        return sorted(p.relative_to(self.root).as_posix() for p in self.root.rglob("*") if p.is_file())
+
+    def read(self, path: str) -> bytes:
+        return (self.root / path).read_bytes()
+
+
+def strip_notebook(data: bytes) -> bytes:
+    """The notebook without outputs, execution counts or widget state; written as Jupyter does."""
+    nb = json.loads(data.decode("utf-8"))
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "code":
+            cell["outputs"] = []
+            cell["execution_count"] = None
+        cell.get("metadata", {}).pop("executionInfo", None)
+        cell.get("metadata", {}).pop("outputId", None)
+    nb.get("metadata", {}).pop("widgets", None)
+    return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def code_text(path: str, data: bytes) -> str:
+    """The code of a file (a notebook's code cells joined)."""
+    if path.endswith(".ipynb"):
+        nb = json.loads(data.decode("utf-8"))
+        return "\n".join("".join(c.get("source", "")) if isinstance(c.get("source"), list) else c.get("source", "")
+                         for c in nb.get("cells", []) if c.get("cell_type") == "code")
+    return data.decode("utf-8", "replace")
+
+
+def materialised_bytes(path: str, data: bytes) -> bytes:
+    return strip_notebook(data) if path.endswith(".ipynb") else data
+
+
+def open_tree(source: Source, set_dir: Path, git_dirs: dict[str, Path]) -> Tree:
+    if source.kind == "git":
+        if source.repo not in git_dirs:
+            raise LookupError(f"{source.id}: no git directory for {source.repo} (pass --git {source.repo}=DIR)")
+        return GitTree(git_dirs[source.repo], source.commit)
+    if source.kind == "pypi":
+        return ArchiveTree(download(source))
+    return DirTree(set_dir / source.dir)
+
+
+def download(source: Source) -> Path:
+    cache = MATERIALISED / ".downloads"
+    archive = cache / source.filename
+    if not archive.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        flags = ["--no-binary", ":all:"] if not source.filename.endswith(".whl") else ["--only-binary", ":all:"]
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", *flags, "-d", str(cache),
+                        f"{source.package}=={source.version}"], check=True)
+    got = sha256(archive.read_bytes())
+    if got != source.sha256:
+        raise ValueError(f"{source.id}: {source.filename} has sha256 {got}, the lock says {source.sha256}")
+    return archive
+
+
+# ---------------------------------------------------------------------------------------------
+# lock / materialize
+
+
+def build_lock(set_dir: Path, git_dirs: dict[str, Path], log=print) -> list[LockEntry]:
+    entries: list[LockEntry] = []
+    seen_text: set[str] = set()
+    for source in load_sources(set_dir):
+        tree = open_tree(source, set_dir, git_dirs)
+        all_paths = tree.paths()
+        chosen, skipped = [], Counter()
+        for path in all_paths:
+            if not path.endswith(LINT_SUFFIXES) or not selected(source, path):
+                continue
+            try:
+                raw = tree.read(path)
+            except (subprocess.CalledProcessError, KeyError, OSError):
+                skipped["absent from this copy"] += 1  # e.g. a large blob a partial clone lacks
+                continue
+            try:
+                data = materialised_bytes(path, raw)
+                text = code_text(path, data)
+            except (ValueError, UnicodeDecodeError):
+                skipped["unreadable"] += 1
+                continue
+            if not TRAINING_RE.search(text):
+                skipped["not training code"] += 1
+                continue
+            digest = sha256(data)
+            if digest in seen_text:
+                skipped["duplicate"] += 1
+                continue
+            seen_text.add(digest)
+            chosen.append(path)
+            entries.append(LockEntry(digest, "lint", source.id, path))
+        dirs = {str(PurePosixPath(p).parent) for p in chosen} | {"."}
+        for path in all_paths:
+            parent = str(PurePosixPath(path).parent)
+            if parent in dirs and _CONTEXT_RE.match(PurePosixPath(path).name):
+                try:
+                    entries.append(LockEntry(sha256(tree.read(path)), "context", source.id, path))
+                except (subprocess.CalledProcessError, KeyError, OSError):
+                    pass
+        log(f"{source.id}: {len(chosen)} files" + "".join(f", {n} {why}" for why, n in sorted(skipped.items())))
+    write_lock(set_dir, entries)
+    return entries
+
+
+def materialise(set_dir: Path, git_dirs: dict[str, Path], out: Path | None = None, log=print) -> int:
+    """Extract every locked file of the set into ``out`` (default: the gitignored corpus directory),
+    verified against its sha256. Sources without a git directory are skipped (said so). Returns the
+    number of files written."""
+    out = out or MATERIALISED / set_dir.name
+    by_source = defaultdict(list)
+    for e in load_lock(set_dir):
+        by_source[e.source].append(e)
+    written = 0
+    for source in load_sources(set_dir):
+        try:
+            tree = open_tree(source, set_dir, git_dirs)
+        except LookupError as exc:
+            log(f"skipped: {exc}")
+            continue
+        root = out / source.id
+        (root / ".git").mkdir(parents=True, exist_ok=True)  # the source's root, as in a clone
+        for e in by_source.get(source.id, []):
+            data = tree.read(e.path)
+            if e.role == "lint":
+                data = materialised_bytes(e.path, data)
+            if sha256(data) != e.sha256:
+                raise ValueError(f"{source.id}/{e.path}: sha256 {sha256(data)} differs from the lock")
+            target = root / e.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            written += 1
+        log(f"{source.id}: {len(by_source.get(source.id, []))} files")
+    return written
+
+
+# ---------------------------------------------------------------------------------------------
+# Linting and matching
+
+
+def source_line(text: str, cell: int | None, line: int, notebook: bool) -> str:
+    if notebook:
+        nb = json.loads(text)
+        cells = nb.get("cells", [])
+        if cell is None or not 1 <= cell <= len(cells):
+            return ""
+        src = cells[cell - 1].get("source", "")
+        text = "".join(src) if isinstance(src, list) else src
+    lines = text.splitlines()
+    return lines[line - 1] if 1 <= line <= len(lines) else ""
+
+
+def lint_set(set_dir: Path, root: Path | None = None, jobs: int = 0) -> tuple[list[dict], list[LockEntry]]:
+    """Findings on the materialised files of a set (snapshot rows) and the locked files missing."""
+    from trainlint.config import Settings
+    from trainlint.files import SourceFile
+    from trainlint.parallel import lint_files
+
+    root = root or MATERIALISED / set_dir.name
+    present, missing = [], []
+    for e in load_lock(set_dir):
+        if e.role != "lint":
+            continue
+        path = root / e.source / e.path
+        (present if path.is_file() else missing).append(e)
+    files = [SourceFile(root / e.source / e.path, f"{e.source}/{e.path}") for e in present]
+    results = lint_files(files, Settings(), jobs or None)
+    rows = []
+    for e, result in zip(present, results):
+        text = (root / e.source / e.path).read_text(encoding="utf-8", errors="replace")
+        for f in result.findings:
+            rows.append({
+                "source": e.source, "path": e.path, "code": f.code, "line": f.start.row, "cell": f.cell,
+                "hash": line_hash(source_line(text, f.cell, f.start.row, e.path.endswith(".ipynb"))),
+                "severity": f.severity.value, "message": f.message,
+            })
+    rows.sort(key=lambda r: (r["source"], r["path"], r["cell"] or 0, r["line"], r["code"], r["message"]))
+    return rows, missing
+
+
+def _group(rows: list[dict]) -> dict[tuple, list[dict]]:
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r["source"], r["path"], r["code"], r.get("cell"))].append(r)
+    return groups
+
+
+def match(findings: list[dict], judged: list[dict]) -> list[dict | None]:
+    """For each finding, the judged row (verdict or expected bug) it matches, or None: same source,
+    path, code and cell; equal line and hash, else equal hash at the nearest line."""
+    groups = _group(judged)
+    out = []
+    for f in findings:
+        candidates = groups.get((f["source"], f["path"], f["code"], f.get("cell")), [])
+        exact = [c for c in candidates if c["line"] == f["line"] and c.get("hash", f["hash"]) == f["hash"]]
+        if exact:
+            out.append(exact[0])
+            continue
+        same_text = [c for c in candidates if c.get("hash") == f["hash"]]
+        out.append(min(same_text, key=lambda c: abs(c["line"] - f["line"])) if same_text else None)
+    return out
+
+
+def key(row: dict) -> dict:
+    return {k: row.get(k) for k in KEY_FIELDS}
+
+
+def validate_verdicts(verdicts: list[dict]) -> list[str]:
+    problems = []
+    seen = set()
+    for i, v in enumerate(verdicts, 1):
+        where = f"verdict {i} ({v.get('source')}/{v.get('path')}:{v.get('line')} {v.get('code')})"
+        missing = [k for k in (*KEY_FIELDS, "verdict", "reason") if k not in v]
+        if missing:
+            problems.append(f"{where}: missing {missing}")
+            continue
+        if v["verdict"] not in VERDICTS:
+            problems.append(f"{where}: verdict must be one of {VERDICTS}")
+        if not str(v["reason"]).strip() or "\n" in str(v["reason"]):
+            problems.append(f"{where}: the reason must be one non-empty line")
+        k = tuple(v[f] for f in KEY_FIELDS)
+        if k in seen:
+            problems.append(f"{where}: judged twice")
+        seen.add(k)
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# Statistics and the document
+
+
+@dataclass
+class Stats:
+    findings: Counter = field(default_factory=Counter)  # code -> n
+    verdicts: dict = field(default_factory=lambda: defaultdict(Counter))  # code -> verdict -> n
+    unjudged: list = field(default_factory=list)
+    expected: Counter = field(default_factory=Counter)  # code -> real bugs
+    found: Counter = field(default_factory=Counter)  # code -> real bugs found
+
+
+def precision_stats(findings: list[dict], verdicts: list[dict], stats: Stats) -> None:
+    for f, v in zip(findings, match(findings, verdicts)):
+        stats.findings[f["code"]] += 1
+        if v is None:
+            stats.unjudged.append(f)
+        else:
+            stats.verdicts[f["code"]][v["verdict"]] += 1
+
+
+def recall_stats(findings: list[dict], expected: list[dict], stats: Stats, hashes: dict | None = None) -> list[dict]:
+    """Counts the expected bugs found; returns those missed. ``hashes``: expected row -> line hash
+    (when the expected rows carry none, the snapshot's findings' hashes at the same line are used)."""
+    missed = []
+    by_place = defaultdict(list)
+    for f in findings:
+        by_place[(f["source"], f["path"], f["code"], f.get("cell"))].append(f)
+    for e in expected:
+        stats.expected[e["code"]] += 1
+        near = by_place.get((e["source"], e["path"], e["code"], e.get("cell")), [])
+        want = e.get("hash") or (hashes or {}).get(id(e))
+        if any(f["line"] == e["line"] or (want and f["hash"] == want) for f in near):
+            stats.found[e["code"]] += 1
+        else:
+            missed.append(e)
+    return missed
+
+
+def _pct(num: int, den: int) -> str:
+    return f"{100 * num / den:.1f} %" if den else "–"
+
+
+def render(corpus_dir: Path = SETS["corpus"], buggy_dir: Path = SETS["buggy"]) -> str:
+    """docs/accuracy.md, from the committed sources, lock, snapshots, verdicts and expected bugs."""
+    from trainlint.rule import all_rules
+
+    rules = all_rules()
+    stats = Stats()
+    out = ["# Accuracy on real code", "",
+           "<!-- generated by `python benchmarks/accuracy.py` (or `render`); checked by tests/test_accuracy.py -->", "",
+           "How often trainlint's default rules are right on code nobody here wrote. The **corpus** is real",
+           "training code written to work (scripts and notebooks from public repositories, each pinned to a",
+           "commit, permissive licenses only); every finding on it is judged by reading the code:",
+           "`true` (the code is broken as the message says), `false` (it works: a false alarm), `version`",
+           "(right about an API removed or renamed in a version the code was not written for) or",
+           "`debatable`. Precision = true / (true + false). The **buggy set** holds real bugs confirmed by",
+           "their fix commit or issue thread; recall = the share trainlint reports with the expected rule.", "",
+           "Reproduce: clone the repositories listed in `benchmarks/corpus/sources.toml`, then",
+           "`python benchmarks/accuracy.py materialize --git owner/name=PATH ...` and",
+           "`python benchmarks/accuracy.py` (the file formats are described at the top of that script).", ""]
+    corpus_meta, corpus_rows = _snapshot(corpus_dir)
+    sources = load_sources(corpus_dir) if (corpus_dir / "sources.toml").exists() else []
+    lock = [e for e in load_lock(corpus_dir) if e.role == "lint"]
+    per_source = Counter(e.source for e in lock)
+    per_kind = defaultdict(Counter)
+    for e in lock:
+        per_kind[e.source][PurePosixPath(e.path).suffix] += 1
+    precision_stats(corpus_rows, read_jsonl(corpus_dir / "verdicts.jsonl"), stats)
+    found_in = Counter(r["source"] for r in corpus_rows)
+    out += ["## Corpus", "",
+            f"{len(lock)} files ({sum(c['.py'] for c in per_kind.values())} scripts, "
+            f"{sum(c['.ipynb'] for c in per_kind.values())} notebooks) from {len(per_source)} sources; "
+            f"linted with {_versions(corpus_meta)}.", "",
+            "| source | pinned at | license | written for | .py | .ipynb | findings |",
+            "|---|---|---|---|---:|---:|---:|"]
+    for s in sources:
+        pin = f"`{s.repo}` @ `{s.commit[:12]}`" if s.kind == "git" else (
+            f"`{s.package}=={s.version}`" if s.kind == "pypi" else f"`{s.dir}` (in this repository)")
+        out.append(f"| {s.id} | {pin} | {s.license} | {s.stack} | {per_kind[s.id]['.py']} | "
+                   f"{per_kind[s.id]['.ipynb']} | {found_in[s.id]} |")
+    buggy_meta, buggy_rows = _snapshot(buggy_dir)
+    expected = read_jsonl(buggy_dir / "expected.jsonl")
+    missed = recall_stats(buggy_rows, expected, stats, _expected_hashes(buggy_dir, expected, buggy_rows))
+    codes = sorted(set(stats.findings) | set(stats.expected) | {c for c, r in rules.items() if r.default})
+    out += ["", "## Per rule", "",
+            "Default rules, then any other rule with a finding or a real bug. *version* and *debatable*",
+            "are not counted in the precision.", "",
+            "| rule | default | findings | true | false | version | debatable | unjudged | precision | real bugs | found | recall |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    unjudged = Counter(f["code"] for f in stats.unjudged)
+    for code in sorted(codes, key=lambda c: (not (c in rules and rules[c].default), c)):
+        v = stats.verdicts[code]
+        default = "yes" if code in rules and rules[code].default else ("meta" if code not in rules else "no")
+        out.append(f"| {code} | {default} | {stats.findings[code]} | {v['true']} | {v['false']} | {v['version']} | "
+                   f"{v['debatable']} | {unjudged[code]} | {_pct(v['true'], v['true'] + v['false'])} | "
+                   f"{stats.expected[code]} | {stats.found[code]} | {_pct(stats.found[code], stats.expected[code])} |")
+    tot = Counter()
+    for code in codes:
+        if code in rules and rules[code].default:
+            tot.update(stats.verdicts[code])
+            tot["findings"] += stats.findings[code]
+    all_v = Counter()
+    for c in stats.verdicts.values():
+        all_v.update(c)
+    exp_total, found_total = sum(stats.expected.values()), sum(stats.found.values())
+    out += ["", "## Totals", "",
+            f"- Default rules: {tot['findings']} findings on the corpus: {tot['true']} true, {tot['false']} false, "
+            f"{tot['version']} version, {tot['debatable']} debatable; precision "
+            f"**{_pct(tot['true'], tot['true'] + tot['false'])}**.",
+            f"- All findings (also TL0xx meta findings): {sum(stats.findings.values())}, precision "
+            f"{_pct(all_v['true'], all_v['true'] + all_v['false'])}; unjudged: {len(stats.unjudged)}.",
+            f"- Buggy set: {exp_total} real bugs"
+            + (f" in {len({(e['source'], e['path']) for e in expected})} files, {found_total} found: recall "
+               f"**{_pct(found_total, exp_total)}**." if exp_total else " (none recorded yet)."), ""]
+    if missed:
+        out += ["### Real bugs not found", ""]
+        out += [f"- {e['code']} `{e['source']}/{e['path']}`:{e['line']}"
+                + (f" (cell {e['cell']})" if e.get("cell") else "") + f" — {e.get('reason', '')}" for e in missed]
+        out.append("")
+    return "\n".join(out)
+
+
+def _snapshot(set_dir: Path) -> tuple[dict, list[dict]]:
+    rows = read_jsonl(set_dir / "snapshot.jsonl")
+    if rows and "meta" in rows[0]:
+        return rows[0]["meta"], rows[1:]
+    return {}, rows
+
+
+def _versions(meta: dict) -> str:
+    v = meta.get("versions") or {}
+    return ", ".join(f"{k} {v[k]}" for k in sorted(v)) or "the libraries installed"
+
+
+def _expected_hashes(set_dir: Path, expected: list[dict], findings: list[dict]) -> dict:
+    """Line hashes of expected bugs, from the materialised files when present."""
+    out = {}
+    root = MATERIALISED / set_dir.name
+    for e in expected:
+        path = root / e["source"] / e["path"]
+        if path.is_file():
+            text = path.read_text(encoding="utf-8", errors="replace")
+            out[id(e)] = line_hash(source_line(text, e.get("cell"), e["line"], e["path"].endswith(".ipynb")))
+    return out
+
+
+def library_versions() -> dict:
+    from importlib import metadata
+
+    out = {}
+    for name in ("torch", "transformers", "tensorflow", "keras", "tf-keras"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI
+
+
+def _git_dirs(values: list[str]) -> dict[str, Path]:
+    out = {}
+    for v in values or []:
+        repo, _, path = v.partition("=")
+        if not path:
+            raise SystemExit(f"--git wants owner/name=DIR, got {v!r}")
+        out[repo] = Path(path)
+    return out
+
+
+def run(set_names: list[str], write: bool, jobs: int, reuse: bool = False) -> int:
+    status = 0
+    for name in set_names:
+        set_dir = SETS[name]
+        if not (set_dir / "files.lock").exists():
+            print(f"[{name}] no files.lock: nothing to lint")
+            continue
+        lock = [e for e in load_lock(set_dir) if e.role == "lint"]
+        last = MATERIALISED / f"{name}.last.jsonl"
+        if reuse and last.exists():
+            rows, missing = read_jsonl(last), []
+        else:
+            rows, missing = lint_set(set_dir, jobs=jobs)
+            if not missing:
+                last.parent.mkdir(parents=True, exist_ok=True)
+                write_jsonl(last, rows)
+        meta, old = _snapshot(set_dir)
+        complete = not missing
+        print(f"[{name}] {len(lock)} files from {len({e.source for e in lock})} sources; "
+              f"{len(lock) - len(missing)} materialised, {len(rows)} findings")
+        if not complete:
+            have = {(e.source, e.path) for e in lock} - {(e.source, e.path) for e in missing}
+            old_here = [r for r in old if (r["source"], r["path"]) in have]
+            same = [key(r) | {"message": r["message"]} for r in rows] == [key(r) | {"message": r["message"]} for r in old_here]
+            print(f"[{name}] {len(missing)} files not materialised (run `materialize`); on the "
+                  f"{len(have)} present the findings {'equal' if same else 'DIFFER FROM'} the snapshot")
+            if not same:
+                status = 1
+        if name == "corpus":
+            stats = Stats()
+            precision_stats(rows, read_jsonl(set_dir / "verdicts.jsonl"), stats)
+            _print_precision(stats)
+            if stats.unjudged:
+                status = 1
+                print(f"\n[{name}] {len(stats.unjudged)} findings nobody judged (add them to {set_dir.name}/verdicts.jsonl):")
+                for f in stats.unjudged:
+                    print("  " + json.dumps(key(f) | {"severity": f["severity"], "message": f["message"]}, ensure_ascii=False))
+        else:
+            expected = read_jsonl(set_dir / "expected.jsonl")
+            stats = Stats()
+            missed = recall_stats(rows, expected, stats, _expected_hashes(set_dir, expected, rows))
+            print(f"[{name}] recall {_pct(sum(stats.found.values()), sum(stats.expected.values()))} "
+                  f"({sum(stats.found.values())}/{sum(stats.expected.values())})")
+            for code in sorted(stats.expected):
+                print(f"  {code}: {stats.found[code]}/{stats.expected[code]}")
+            for e in missed:
+                print(f"  missed {e['code']} {e['source']}/{e['path']}:{e['line']}")
+        if complete and write:
+            meta = {"set": name, "files": len(lock), "sources": len({e.source for e in lock}),
+                    "versions": library_versions()}
+            write_jsonl(set_dir / "snapshot.jsonl", [{"meta": meta}, *rows])
+    if write:
+        DOC.write_text(render() + "\n", encoding="utf-8")
+    return status
+
+
+def _print_precision(stats: Stats) -> None:
+    from trainlint.rule import all_rules
+
+    rules = all_rules()
+    print(f"\n{'rule':7} {'default':7} {'n':>5} {'true':>5} {'false':>5} {'vers':>5} {'debat':>5} {'new':>5}  precision")
+    tot = Counter()
+    for code in sorted(stats.findings):
+        v = stats.verdicts[code]
+        new = sum(1 for f in stats.unjudged if f["code"] == code)
+        default = code in rules and rules[code].default
+        if default:
+            tot.update(v)
+            tot["n"] += stats.findings[code]
+        print(f"{code:7} {'yes' if default else 'no':7} {stats.findings[code]:5} {v['true']:5} {v['false']:5} "
+              f"{v['version']:5} {v['debatable']:5} {new:5}  {_pct(v['true'], v['true'] + v['false'])}")
+    print(f"{'default':15} {tot['n']:5} {tot['true']:5} {tot['false']:5} {tot['version']:5} {tot['debatable']:5} "
+          f"{'':5}  {_pct(tot['true'], tot['true'] + tot['false'])}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", nargs="?", default="run", choices=("run", "lock", "materialize", "render"))
+    parser.add_argument("--set", dest="sets", action="append", choices=sorted(SETS),
+                        help="the set(s) to work on (default: every set with a sources.toml)")
+    parser.add_argument("--git", action="append", metavar="OWNER/NAME=DIR", help="a local git directory of a source")
+    parser.add_argument("--no-write", action="store_true", help="run: do not rewrite the snapshot or docs/accuracy.md")
+    parser.add_argument("--reuse", action="store_true",
+                        help="run: take the findings of the last complete run instead of linting (to judge them)")
+    parser.add_argument("-j", "--jobs", type=int, default=0, help="run: worker processes (default: all cores)")
+    args = parser.parse_args(argv)
+    names = args.sets or [n for n, d in SETS.items() if (d / "sources.toml").exists()]
+    if args.command == "render":
+        DOC.write_text(render() + "\n", encoding="utf-8")
+        return 0
+    if args.command == "lock":
+        for n in names:
+            build_lock(SETS[n], _git_dirs(args.git))
+        return 0
+    if args.command == "materialize":
+        for n in names:
+            materialise(SETS[n], _git_dirs(args.git))
+        return 0
+    return run(names, not args.no_write, args.jobs, args.reuse)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
