@@ -10,8 +10,6 @@ from __future__ import annotations
 import dataclasses
 import re
 
-import libcst as cst
-
 
 @dataclasses.dataclass(frozen=True)
 class DatasetInfo:
@@ -160,22 +158,3 @@ def head_of(cls_name: str) -> str | None:
 #: checkpoint name fragments of decoder-only models (no pad token by default)
 DECODER_ONLY = ("gpt2", "gpt-2", "gpt-neo", "gpt-j", "gptj", "llama", "mistral", "mixtral", "qwen", "phi-",
                 "falcon", "opt-", "bloom", "pythia", "gemma", "smollm", "olmo", "tinyllama", "distilgpt2")
-
-
-def looks_like_group_texts(fn: cst.FunctionDef | cst.Lambda) -> bool:
-    """The classic ``group_texts``: concatenates examples and cuts fixed-size blocks."""
-    if isinstance(fn, cst.FunctionDef) and "group" in fn.name.value.lower():
-        return True
-    # `[t[i : i + block_size] for i in range(0, total_length, block_size)]`
-    for node in _iter(fn):
-        if isinstance(node, cst.Slice) and isinstance(node.upper, cst.BinaryOperation) and isinstance(node.upper.operator, cst.Add):
-            lower = node.lower
-            if isinstance(lower, cst.Name) and isinstance(node.upper.left, cst.Name) and node.upper.left.value == lower.value:
-                return True
-    return False
-
-
-def _iter(node):
-    from trainlint.facts import iter_nodes
-
-    return iter_nodes(node, (cst.Slice,))

@@ -1,0 +1,111 @@
+"""Scopes: which expression each name is bound to, and the binding visible at a node."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+import libcst as cst
+
+from trainlint.facts.walk import iter_nodes
+
+
+@dataclasses.dataclass
+class Binding:
+    order: int
+    value: cst.CSTNode | None  # the bound expression (or the FunctionDef/ClassDef); None: unknown
+    target: cst.CSTNode
+
+
+class Scopes:
+    """Bindings per scope (a FunctionDef/Lambda, or None for the module). Part of :class:`Facts`."""
+
+    def _bind(self, scope, name: str, order: int, value, target) -> None:
+        self.bindings.setdefault(scope, {}).setdefault(name, []).append(Binding(order, value, target))
+
+    def _collect_bindings(self) -> None:
+        for node in self.index.get("Assign", ()):
+            w = self.where[node]
+            scope = w.function
+            for t in node.targets:
+                self._bind_target(scope, t.target, node.value, w.order)
+        for node in self.index.get("AnnAssign", ()):
+            if node.value is not None:
+                w = self.where[node]
+                self._bind_target(w.function, node.target, node.value, w.order)
+        for node in self.index.get("For", ()):
+            w = self.where[node]
+            self._bind_target(w.function, node.target, None, w.order)
+        for node in self.index.get("FunctionDef", ()) + self.index.get("ClassDef", ()):
+            w = self.where[node]
+            # a def binds its name in the enclosing function (or module)
+            self._bind(w.function, node.name.value, w.order, node, node.name)
+            if isinstance(node, cst.FunctionDef):
+                params = node.params
+                for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+                    self._bind(node, p.name.value, w.order, p.default, p.name)
+                for p in (params.star_arg, params.star_kwarg):
+                    if isinstance(p, cst.Param):
+                        self._bind(node, p.name.value, w.order, None, p.name)
+
+    def _bind_target(self, scope, target, value, order) -> None:
+        if isinstance(target, cst.Name):
+            self._bind(scope, target.value, order, value, target)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = [e.value for e in target.elements]
+            values: Sequence = [None] * len(elements)
+            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(elements):
+                values = [e.value for e in value.elements]
+            elif isinstance(value, cst.Call) and all(isinstance(e, cst.Element) for e in target.elements):
+                for i, t in enumerate(elements):
+                    if isinstance(t, cst.Name):
+                        self._unpacked[t] = (value, i)
+            for t, v in zip(elements, values):
+                self._bind_target(scope, t, v, order)
+
+    def lookup(self, name: str, at: cst.CSTNode) -> Binding | None:
+        """The binding of ``name`` visible at node ``at`` (which must be a recorded node, or we
+        fall back to the last module-level binding)."""
+        w = self.where.get(at)
+        scopes: list = []
+        order = w.order if w else 1 << 60
+        if w is not None:
+            scopes = [b for b in w.blocks if isinstance(b, (cst.FunctionDef, cst.Lambda))]
+        chain = list(reversed(scopes)) + [None]
+        for i, scope in enumerate(chain):
+            bs = self.bindings.get(scope, {}).get(name)
+            if not bs:
+                continue
+            if i == 0:
+                before = [b for b in bs if b.order <= order]
+                # `ds = ds.map(f)`: the `ds` read on the right-hand side is the previous binding
+                while before and w is not None and self._in_bound_value(before[-1], at):
+                    before.pop()
+                if before:
+                    return before[-1]
+                if scope is not None:
+                    return None  # local name used before assignment: unknown
+                return None
+            # an enclosing scope: a function body runs after the module has been executed
+            return bs[-1]
+        return None
+
+    def _in_bound_value(self, binding: Binding, at: cst.CSTNode) -> bool:
+        """``at`` is part of the expression ``binding`` assigns (so that binding is not made yet)."""
+        value = binding.value
+        if value is None or isinstance(value, (cst.FunctionDef, cst.ClassDef)) or not isinstance(value, cst.BaseExpression):
+            return False
+        if value is at:
+            return True
+        ids = self._rhs_ids.get(id(value))
+        if ids is None:
+            ids = self._rhs_ids[id(value)] = {id(n) for n in iter_nodes(value, (cst.CSTNode,))}
+        return id(at) in ids
+
+    def assigned_later(self, name: str, at: cst.CSTNode) -> list[Binding]:
+        """Bindings of ``name`` in the same scope after ``at``."""
+        w = self.where.get(at)
+        if w is None:
+            return []
+        bs = self.bindings.get(w.function, {}).get(name, [])
+        return [b for b in bs if b.order > w.order]

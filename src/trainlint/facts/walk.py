@@ -1,0 +1,128 @@
+"""One walk of the module in document order, and small local walks below a node."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterator
+
+import libcst as cst
+
+
+#: Node fields that never hold a node any rule looks at (whitespace, tokens, brackets).
+_SKIP_FIELDS = frozenset(
+    {
+        "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators",
+        "header", "footer", "colon", "equal", "star", "dot", "operator", "default_indent",
+        "default_newline", "encoding", "has_trailing_newline", "indent", "newline",
+        "first_line", "empty_lines", "prefix", "asynchronous", "lbracket", "rbracket",
+        "lbrace", "rbrace", "whitespace_after_arg", "trailing_whitespace",
+    }
+)
+_FIELDS_CACHE: dict[type, tuple[str, ...]] = {}
+
+#: Nodes that open a block: the chain of them is each recorded node's context.
+STRUCTURAL = (
+    cst.FunctionDef, cst.ClassDef, cst.For, cst.While, cst.With, cst.If, cst.Try, cst.Lambda,
+)
+#: Node types the facts themselves need, whatever rules are enabled.
+FACT_TYPES = frozenset(
+    {"Assign", "AnnAssign", "AugAssign", "FunctionDef", "ClassDef", "Import", "ImportFrom",
+     "Call", "Return", "For"}
+)
+
+
+def _fields(tp: type) -> tuple[str, ...]:
+    f = _FIELDS_CACHE.get(tp)
+    if f is None:
+        f = tuple(
+            x.name
+            for x in dataclasses.fields(tp)
+            if not x.name.startswith("whitespace") and x.name not in _SKIP_FIELDS
+        )
+        _FIELDS_CACHE[tp] = f
+    return f
+
+
+@dataclasses.dataclass(frozen=True)
+class Where:
+    """Where a recorded node stands: document order and its enclosing blocks (outermost first)."""
+
+    order: int
+    blocks: tuple[cst.CSTNode, ...]
+
+    @property
+    def function(self) -> cst.FunctionDef | cst.Lambda | None:
+        for b in reversed(self.blocks):
+            if isinstance(b, (cst.FunctionDef, cst.Lambda)):
+                return b
+        return None
+
+    def inside(self, *types: type) -> cst.CSTNode | None:
+        for b in reversed(self.blocks):
+            if isinstance(b, types):
+                return b
+        return None
+
+
+_STRUCTURAL_TYPES = frozenset(STRUCTURAL)
+_IS_NODE: dict[type, bool] = {}
+
+
+def _node_type(tp: type) -> bool:
+    """Whether values of type ``tp`` are CST nodes (memoised in ``_IS_NODE``)."""
+    r = _IS_NODE.get(tp)
+    if r is None:
+        r = _IS_NODE[tp] = isinstance(tp, type) and issubclass(tp, cst.CSTNode)
+    return r
+
+
+def walk(module: cst.Module, types: frozenset[str]) -> tuple[dict[str, list[cst.CSTNode]], dict[cst.CSTNode, Where]]:
+    """Walk ``module`` once, in document order; index nodes whose type name is in ``types``."""
+    index: dict[str, list[cst.CSTNode]] = {t: [] for t in types}
+    where: dict[cst.CSTNode, Where] = {}
+    order = 0
+    stack: list[tuple[cst.CSTNode, tuple]] = [(module, ())]
+    pop, push = stack.pop, stack.append
+    # exact-type lookups: isinstance() against LibCST's ABC-based classes was a third of the walk
+    structural = _STRUCTURAL_TYPES
+    is_node = _IS_NODE
+    while stack:
+        node, blocks = pop()
+        tp = type(node)
+        bucket = index.get(tp.__name__)
+        if bucket is not None:
+            bucket.append(node)
+            where[node] = Where(order, blocks)
+        order += 1
+        child_blocks = blocks + (node,) if tp in structural else blocks
+        children = []
+        for name in _fields(tp):
+            v = getattr(node, name)
+            tv = type(v)
+            if tv is tuple or tv is list:
+                children.extend(c for c in v if is_node.get(type(c)) or _node_type(type(c)))
+            elif is_node.get(tv) or _node_type(tv):
+                children.append(v)
+        for c in reversed(children):
+            push((c, child_blocks))
+    return index, where
+
+
+def iter_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
+    """Every Call below ``node`` (a small local walk, for function bodies)."""
+    return iter_nodes(node, (cst.Call,))
+
+
+def iter_nodes(node: cst.CSTNode, types: tuple[type, ...]) -> Iterator[cst.CSTNode]:
+    """Every node of one of ``types`` below ``node`` (a small local walk)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, types):
+            yield n
+        for name in _fields(type(n)):
+            v = getattr(n, name)
+            if isinstance(v, cst.CSTNode):
+                stack.append(v)
+            elif type(v) is tuple or type(v) is list:
+                stack.extend(c for c in v if isinstance(c, cst.CSTNode))
