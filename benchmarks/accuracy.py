@@ -584,22 +584,26 @@ def render(corpus_dir: Path = SETS["corpus"], buggy_dir: Path = SETS["buggy"]) -
     buggy_meta, buggy_rows = _snapshot(buggy_dir)
     expected = read_jsonl(buggy_dir / "expected.jsonl")
     missed = recall_stats(buggy_rows, expected, stats, _expected_hashes(buggy_dir, expected, buggy_rows))
-    codes = sorted(set(stats.findings) | set(stats.expected) | {c for c, r in rules.items() if r.default})
+    defaults = set(corpus_meta.get("default_rules") or [c for c, r in rules.items() if r.default])
+    codes = sorted(set(stats.findings) | set(stats.expected))
+    quiet = sorted(defaults - set(codes))
     out += ["", "## Per rule", "",
-            "Default rules, then any other rule with a finding or a real bug. *version* and *debatable*",
-            "are not counted in the precision.", "",
+            "Every rule with a finding on the corpus or a real bug in the buggy set. *version* and",
+            "*debatable* findings are not counted in the precision.", "",
             "| rule | default | findings | true | false | version | debatable | unjudged | precision | real bugs | found | recall |",
             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     unjudged = Counter(f["code"] for f in stats.unjudged)
-    for code in sorted(codes, key=lambda c: (not (c in rules and rules[c].default), c)):
+    for code in sorted(codes, key=lambda c: (c not in defaults, c)):
         v = stats.verdicts[code]
-        default = "yes" if code in rules and rules[code].default else ("meta" if code not in rules else "no")
-        out.append(f"| {code} | {default} | {stats.findings[code]} | {v['true']} | {v['false']} | {v['version']} | "
-                   f"{v['debatable']} | {unjudged[code]} | {_pct(v['true'], v['true'] + v['false'])} | "
-                   f"{stats.expected[code]} | {stats.found[code]} | {_pct(stats.found[code], stats.expected[code])} |")
+        out.append(f"| {code} | {'yes' if code in defaults else 'no'} | {stats.findings[code]} | {v['true']} | "
+                   f"{v['false']} | {v['version']} | {v['debatable']} | {unjudged[code]} | "
+                   f"{_pct(v['true'], v['true'] + v['false'])} | {stats.expected[code]} | {stats.found[code]} | "
+                   f"{_pct(stats.found[code], stats.expected[code])} |")
+    if quiet:
+        out += ["", f"Default rules with no finding on the corpus and no real bug recorded: {', '.join(quiet)}."]
     tot = Counter()
     for code in codes:
-        if code in rules and rules[code].default:
+        if code in defaults:
             tot.update(stats.verdicts[code])
             tot["findings"] += stats.findings[code]
     all_v = Counter()
@@ -610,8 +614,9 @@ def render(corpus_dir: Path = SETS["corpus"], buggy_dir: Path = SETS["buggy"]) -
             f"- Default rules: {tot['findings']} findings on the corpus: {tot['true']} true, {tot['false']} false, "
             f"{tot['version']} version, {tot['debatable']} debatable; precision "
             f"**{_pct(tot['true'], tot['true'] + tot['false'])}**.",
-            f"- All findings (also TL0xx meta findings): {sum(stats.findings.values())}, precision "
+            f"- All rules (default or not): {sum(stats.findings.values())} findings, precision "
             f"{_pct(all_v['true'], all_v['true'] + all_v['false'])}; unjudged: {len(stats.unjudged)}.",
+            _stale_line(corpus_rows, read_jsonl(corpus_dir / "verdicts.jsonl")),
             f"- Buggy set: {exp_total} real bugs"
             + (f" in {len({(e['source'], e['path']) for e in expected})} files, {found_total} found: recall "
                f"**{_pct(found_total, exp_total)}**." if exp_total else " (none recorded yet)."), ""]
@@ -621,6 +626,16 @@ def render(corpus_dir: Path = SETS["corpus"], buggy_dir: Path = SETS["buggy"]) -
                 + (f" (cell {e['cell']})" if e.get("cell") else "") + f" — {e.get('reason', '')}" for e in missed]
         out.append("")
     return "\n".join(out)
+
+
+def _stale_line(findings: list[dict], verdicts: list[dict]) -> str:
+    """The judged findings that are no longer reported (kept: they are recognised if they return)."""
+    used = {id(v) for v in match(findings, verdicts) if v is not None}
+    stale = Counter(v["verdict"] for v in verdicts if id(v) not in used)
+    if not stale:
+        return "- Every verdict matches a finding of the snapshot."
+    return (f"- Judged findings no longer reported (kept in verdicts.jsonl): {sum(stale.values())} ("
+            + ", ".join(f"{stale[k]} {k}" for k in VERDICTS if stale[k]) + ").")
 
 
 def _snapshot(set_dir: Path) -> tuple[dict, list[dict]]:
@@ -721,8 +736,10 @@ def run(set_names: list[str], write: bool, jobs: int, reuse: bool = False) -> in
             for e in missed:
                 print(f"  missed {e['code']} {e['source']}/{e['path']}:{e['line']}")
         if complete and write:
+            from trainlint.rule import default_codes
+
             meta = {"set": name, "files": len(lock), "sources": len({e.source for e in lock}),
-                    "versions": library_versions()}
+                    "versions": library_versions(), "default_rules": sorted(default_codes())}
             write_jsonl(set_dir / "snapshot.jsonl", [{"meta": meta}, *rows])
     if write:
         DOC.write_text(render() + "\n", encoding="utf-8")

@@ -1,0 +1,252 @@
+"""The real-code accuracy benchmark (benchmarks/accuracy.py): its committed data is consistent, its
+document is generated, and its machinery (lock, materialise, match) works on a local git repository.
+
+The corpus itself (third-party code) is not in the repository: it is materialised from pinned
+commits into a gitignored directory. The part of it that is present is re-linted here (all of the
+sources written for this project, a fixed sample of the rest); `python benchmarks/accuracy.py`
+re-lints all of it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support import ROOT
+
+_spec = importlib.util.spec_from_file_location("accuracy", ROOT / "benchmarks" / "accuracy.py")
+acc = importlib.util.module_from_spec(_spec)
+sys.modules["accuracy"] = acc
+_spec.loader.exec_module(acc)
+
+SETS = [d for d in acc.SETS.values() if (d / "sources.toml").exists()]
+
+
+def test_docs_accuracy_is_what_the_renderer_makes():
+    assert (ROOT / "docs" / "accuracy.md").read_text(encoding="utf-8") == acc.render() + "\n", \
+        "run `python benchmarks/accuracy.py render`"
+
+
+@pytest.mark.parametrize("set_dir", SETS, ids=lambda d: d.name)
+def test_sources_and_lock_are_well_formed(set_dir):
+    sources = acc.load_sources(set_dir)
+    assert sources
+    assert acc.validate_sources(sources) == []
+    ids = {s.id for s in sources}
+    lock = acc.load_lock(set_dir)
+    assert lock, "no files.lock: run `python benchmarks/accuracy.py lock`"
+    seen = set()
+    for e in lock:
+        assert re.fullmatch(r"[0-9a-f]{64}", e.sha256), e
+        assert e.role in ("lint", "context"), e
+        assert e.source in ids, e
+        assert not e.path.startswith("/") and ".." not in e.path.split("/"), e
+        assert (e.source, e.path) not in seen, e
+        seen.add((e.source, e.path))
+    # every source contributes, and no text is linted twice
+    lint = [e for e in lock if e.role == "lint"]
+    assert {e.source for e in lint} == ids
+    assert len({e.sha256 for e in lint}) == len(lint)
+
+
+def test_corpus_size_and_breadth():
+    corpus = acc.SETS["corpus"]
+    sources = acc.load_sources(corpus)
+    lint = [e for e in acc.load_lock(corpus) if e.role == "lint"]
+    assert len(lint) >= 600
+    assert len({s.repo for s in sources if s.kind == "git"} | {s.package for s in sources if s.kind == "pypi"}) >= 10
+    assert len({s.stack for s in sources}) >= 2
+
+
+@pytest.mark.parametrize("set_dir", SETS, ids=lambda d: d.name)
+def test_snapshot_is_well_formed_and_covers_the_lock(set_dir):
+    meta, rows = acc._snapshot(set_dir)
+    assert meta.get("files") == len([e for e in acc.load_lock(set_dir) if e.role == "lint"])
+    locked = {(e.source, e.path) for e in acc.load_lock(set_dir) if e.role == "lint"}
+    for r in rows:
+        assert set(acc.KEY_FIELDS) <= set(r) and r["severity"] in ("error", "warning", "info"), r
+        assert (r["source"], r["path"]) in locked, r
+        assert re.fullmatch(r"[0-9a-f]{12}", r["hash"]), r
+
+
+def test_every_finding_in_the_snapshot_is_judged_with_a_reason():
+    corpus = acc.SETS["corpus"]
+    verdicts = acc.read_jsonl(corpus / "verdicts.jsonl")
+    assert acc.validate_verdicts(verdicts) == []
+    _, rows = acc._snapshot(corpus)
+    unjudged = [acc.key(r) for r, v in zip(rows, acc.match(rows, verdicts)) if v is None]
+    assert unjudged == [], "judge them in benchmarks/corpus/verdicts.jsonl"
+
+
+def test_expected_bugs_are_well_formed():
+    buggy = acc.SETS["buggy"]
+    expected = acc.read_jsonl(buggy / "expected.jsonl")
+    if not (buggy / "sources.toml").exists():
+        assert expected == []
+        return
+    locked = {(e.source, e.path) for e in acc.load_lock(buggy) if e.role == "lint"}
+    for e in expected:
+        for k in ("source", "path", "code", "line", "evidence", "reason"):
+            assert e.get(k) not in (None, ""), (k, e)
+        assert (e["source"], e["path"]) in locked, e
+        assert re.fullmatch(r"TL\d{3}", e["code"]), e
+
+
+# ---------------------------------------------------------------------------------------------
+# The machinery, on a repository made here
+
+
+def test_matcher_follows_a_moved_line_and_refuses_another_text():
+    judged = [{"source": "s", "path": "a.py", "code": "TL101", "line": 10, "cell": None, "hash": "aaa"},
+              {"source": "s", "path": "a.py", "code": "TL101", "line": 40, "cell": None, "hash": "aaa"}]
+    f = {"source": "s", "path": "a.py", "code": "TL101", "cell": None}
+    assert acc.match([f | {"line": 10, "hash": "aaa"}], judged) == [judged[0]]
+    assert acc.match([f | {"line": 37, "hash": "aaa"}], judged) == [judged[1]]  # shifted: nearest
+    assert acc.match([f | {"line": 10, "hash": "bbb"}], judged) == [None]  # another text
+    assert acc.match([f | {"line": 10, "hash": "aaa", "code": "TL102"}], judged) == [None]
+    assert acc.match([f | {"line": 10, "hash": "aaa", "cell": 3}], judged) == [None]
+
+
+def test_glob_patterns():
+    assert acc.glob_match("examples/a/b.py", "examples/**")
+    assert acc.glob_match("train.py", "**/*.py") and acc.glob_match("x/y/train.py", "**/*.py")
+    assert acc.glob_match("examples/dreambooth/train_x.py", "examples/*/train_*.py")
+    assert not acc.glob_match("examples/a/b/train_x.py", "examples/*/train_*.py")
+    assert not acc.glob_match("src/examples/a.py", "examples/**")
+
+
+NOTEBOOK = {
+    "cells": [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# Fine-tune\n"]},
+        {"cell_type": "code", "execution_count": 3, "metadata": {}, "outputs": [
+            {"output_type": "stream", "name": "stdout", "text": ["secret output\n"]}],
+         "source": ["!pip install transformers\n", "from transformers import AdamW\n", "import torch"]},
+    ],
+    "metadata": {"widgets": {"state": {"x": 1}}, "kernelspec": {"name": "python3"}},
+    "nbformat": 4, "nbformat_minor": 5,
+}
+
+SCRIPT = """import torch
+from torch.utils.data import DataLoader
+
+model = torch.nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(list(range(8)), batch_size=2)
+for batch in loader:
+    loss = model(batch).sum()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True,
+                          env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+                               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+                               "HOME": str(cwd), "PATH": "/usr/bin:/bin"}).stdout.strip()
+
+
+def test_lock_materialise_and_lint_a_local_git_repository(tmp_path):
+    repo = tmp_path / "upstream"
+    (repo / "examples" / "nb").mkdir(parents=True)
+    (repo / "examples" / "train.py").write_text(SCRIPT)
+    (repo / "examples" / "copy.py").write_text(SCRIPT)  # the same text twice: locked once
+    (repo / "examples" / "util.py").write_text("import os\n")  # not training code
+    (repo / "examples" / "requirements.txt").write_text("transformers<4.40\n")
+    (repo / "examples" / "nb" / "demo.ipynb").write_text(json.dumps(NOTEBOOK))
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_x.py").write_text("import torch\n")  # outside the include globs
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "x")
+    commit = _git(repo, "rev-parse", "HEAD")
+    bare = tmp_path / "bare.git"
+    _git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+
+    set_dir = tmp_path / "set"
+    set_dir.mkdir()
+    (set_dir / "sources.toml").write_text(f"""
+[[source]]
+id = "me+up"
+kind = "git"
+repo = "me/up"
+commit = "{commit}"
+license = "MIT"
+stack = "torch-2"
+include = ["examples/**"]
+""")
+    assert acc.validate_sources(acc.load_sources(set_dir)) == []
+    for git_dir in (repo, bare):  # a clone with a work tree, and a bare one
+        entries = acc.build_lock(set_dir, {"me/up": git_dir}, log=lambda *a: None)
+        lint = sorted(e.path for e in entries if e.role == "lint")
+        assert lint == ["examples/copy.py", "examples/nb/demo.ipynb"]  # copy.py sorts before train.py
+        assert sorted(e.path for e in entries if e.role == "context") == ["examples/requirements.txt"]
+    out = tmp_path / "out"
+    assert acc.materialise(set_dir, {"me/up": bare}, out=out, log=lambda *a: None) == 3
+    nb = json.loads((out / "me+up" / "examples" / "nb" / "demo.ipynb").read_text())
+    code = nb["cells"][1]
+    assert code["outputs"] == [] and code["execution_count"] is None and "widgets" not in nb["metadata"]
+    assert "secret output" not in (out / "me+up" / "examples" / "nb" / "demo.ipynb").read_text()
+    assert (out / "me+up" / "examples" / "copy.py").read_text() == SCRIPT
+    assert (out / "me+up" / ".git").is_dir()  # the source's root, as in a clone
+
+    rows, missing = acc.lint_set(set_dir, root=out, jobs=1)
+    assert missing == []
+    assert all(r["source"] == "me+up" for r in rows)
+    nb_rows = [r for r in rows if r["path"].endswith(".ipynb")]
+    for r in nb_rows:  # notebook findings carry the cell and the hash of the row in that cell
+        line = "".join(nb["cells"][r["cell"] - 1]["source"]).splitlines()[r["line"] - 1]
+        assert r["hash"] == acc.line_hash(line)
+
+    # a changed file is refused
+    (set_dir / "files.lock").write_text((set_dir / "files.lock").read_text().replace(
+        next(e.sha256 for e in acc.load_lock(set_dir) if e.path == "examples/copy.py"), "0" * 64))
+    with pytest.raises(ValueError, match="differs from the lock"):
+        acc.materialise(set_dir, {"me/up": bare}, out=tmp_path / "out2", log=lambda *a: None)
+
+
+# ---------------------------------------------------------------------------------------------
+# Re-lint what is reachable here and compare with the committed snapshot
+
+SAMPLE_EVERY = 10
+
+
+@pytest.mark.parametrize("set_dir", SETS, ids=lambda d: d.name)
+def test_reachable_part_of_the_corpus_lints_as_in_the_snapshot(set_dir, tmp_path):
+    """Sources written for this project (``kind = "local"``) are always linted; materialised
+    third-party files, when present, by a fixed sample (every 10th locked file)."""
+    sources = {s.id: s for s in acc.load_sources(set_dir)}
+    local = [s for s in sources.values() if s.kind == "local"]
+    lint = [e for e in acc.load_lock(set_dir) if e.role == "lint"]
+    if local:
+        acc.materialise(set_dir, {}, out=tmp_path / "m", log=lambda *a: None)
+    materialised = acc.MATERIALISED / set_dir.name
+    chosen = []
+    for i, e in enumerate(lint):
+        if sources[e.source].kind == "local":
+            chosen.append((tmp_path / "m", e))
+        elif i % SAMPLE_EVERY == 0 and (materialised / e.source / e.path).is_file():
+            chosen.append((materialised, e))
+    if not chosen:
+        pytest.skip("no file of this set is reachable here (materialise it with benchmarks/accuracy.py)")
+    _, snapshot = acc._snapshot(set_dir)
+    wanted = {(e.source, e.path) for _, e in chosen}
+    expected = [acc.key(r) | {"message": r["message"]} for r in snapshot if (r["source"], r["path"]) in wanted]
+    got = []
+    for root in {r for r, _ in chosen}:
+        sub = tmp_path / "lock-view"
+        sub.mkdir(exist_ok=True)
+        entries = [e for r, e in chosen if r == root]
+        acc.write_lock(sub, entries)
+        rows, missing = acc.lint_set(sub, root=root, jobs=1)
+        assert missing == []
+        got += rows
+    got.sort(key=lambda r: (r["source"], r["path"], r["cell"] or 0, r["line"], r["code"], r["message"]))
+    assert [acc.key(r) | {"message": r["message"]} for r in got] == expected, \
+        "the findings changed: run `python benchmarks/accuracy.py` and judge the new ones"
