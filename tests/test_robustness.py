@@ -224,14 +224,14 @@ def _bad_tree(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     (d / "unreadable.py").write_text(good, encoding="utf-8")
     os.chmod(d / "unreadable.py", 0)
     expected = {
-        "binary.py": "TL002 cannot read: binary file",
-        "badutf8.py": "TL002 cannot read: not valid UTF-8",
-        "big.py": "TL002 cannot read: too large to analyse",
-        "deep.py": "TL001 cannot parse: SyntaxError: too many nested parentheses",
-        "deeplist.py": "TL001 cannot parse: SyntaxError: too many nested parentheses",
-        "chain.py": "TL001 cannot parse: the expression nesting is too deep",
-        "selfloop.py": "TL002 cannot read:",
-        "fifo.py": "TL002 cannot read: not a regular file",
+        "binary.py": "TL002 [error] cannot read: binary file",
+        "badutf8.py": "TL002 [error] cannot read: not valid UTF-8",
+        "big.py": "TL002 [error] cannot read: too large to analyse",
+        "deep.py": "TL001 [error] cannot parse: SyntaxError: too many nested parentheses",
+        "deeplist.py": "TL001 [error] cannot parse: SyntaxError: too many nested parentheses",
+        "chain.py": "TL001 [error] cannot parse: the expression nesting is too deep",
+        "selfloop.py": "TL002 [error] cannot read:",
+        "fifo.py": "TL002 [error] cannot read: not a regular file",
     }
     return d, expected
 
@@ -267,7 +267,7 @@ def test_bad_input_suite(tmp_path, jobs):
     if os.geteuid() == 0:  # root reads a chmod-000 file: it is linted like any other
         assert unreadable == [line.replace("good.py", "unreadable.py") for line in good]
     else:
-        assert len(unreadable) == 1 and "TL002 cannot read: permission denied" in unreadable[0]
+        assert len(unreadable) == 1 and "TL002 [error] cannot read: permission denied" in unreadable[0]
     # without the missing path: findings → exit 1
     proc = run_cli("check", str(d), "--no-cache", "-j", jobs, "-q", timeout=300)
     assert proc.returncode == 1

@@ -538,7 +538,7 @@ def test_deep_nesting_is_a_syntax_error_not_a_crash(tmp_path: Path):
     p.write_text("import torch\nx = " + "(" * 5000 + ")" * 5000 + "\n", encoding="utf-8")
     proc = subprocess.run([sys.executable, "-m", "trainlint", str(p)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1
-    assert f"{p}:2:205: TL001 cannot parse: SyntaxError: too many nested parentheses" in proc.stdout
+    assert f"{p}:2:205: TL001 [error] cannot parse: SyntaxError: too many nested parentheses" in proc.stdout
     # brackets inside a string do not count
     p.write_text("import torch\nx = '" + "(" * 300 + "'\n", encoding="utf-8")
     proc = subprocess.run([sys.executable, "-m", "trainlint", str(p)], capture_output=True, text=True, timeout=120)

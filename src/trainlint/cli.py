@@ -6,7 +6,8 @@
     trainlint rules                            list the catalog
     trainlint server                           language server over stdio
 
-Exit codes: 0 no findings, 1 findings, 2 usage/config error or internal failure.
+Exit codes: 0 no findings at or above `fail-on` (default: warning), 1 such findings, 2 usage/config
+error or internal failure.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ def main() -> None:
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of the selection.")
 @click.option("--output-format", type=click.Choice(FORMAT_NAMES), default="concise", show_default=True)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
+              help="The least severe finding that fails the run (exit 1); findings below it are shown only. [default: warning, or `fail-on` in the config]")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
 @click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Config file (a pyproject.toml with [tool.trainlint]).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary or notes.")
@@ -71,7 +74,7 @@ def main() -> None:
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Worker processes (default 0: all cores; 1: serial). The output is the same for any value.")
 @click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False), envvar="TRAINLINT_CACHE_DIR", help="Where results of unchanged files are kept [default: .trainlint_cache in the project root].")
 @click.option("--no-cache", is_flag=True, envvar="TRAINLINT_NO_CACHE", help="Lint every file again; read and write no cache.")
-def check(paths, select, ignore, extend_select, output_format, exit_zero, statistics, config_file, quiet, verbose,
+def check(paths, select, ignore, extend_select, output_format, exit_zero, fail_on, statistics, config_file, quiet, verbose,
           stdin_filename, force_exclude, probe, python, probe_timeout, probe_rows, tiny_model, overfit,
           fix=False, unsafe_fixes=False, diff=False, jobs=0, cache_dir=None, no_cache=False) -> None:
     """Lint PATH... (files and directories; `-` reads stdin)."""
@@ -92,6 +95,10 @@ def check(paths, select, ignore, extend_select, output_format, exit_zero, statis
             settings.ignore, settings.extend_select = [], []
         settings.ignore += _split_codes(ignore)
         settings.extend_select += _split_codes(extend_select)
+        if fail_on is not None:
+            from trainlint.config import parse_fail_on
+
+            settings.fail_on = parse_fail_on(fail_on)
         settings._codes = None
         settings.codes()
     except ConfigError as exc:
@@ -149,7 +156,7 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
         if fixing is not None and fixing.active and f.error is None:
             results[-1] = fixing.file(f.path, f.display, results[-1], settings)
 
-    run = Run(files_checked=len(results), verbose=verbose)
+    run = Run(files_checked=len(results), verbose=verbose, fail_on=settings.fail_on)
     findings = [fd for r in results for fd in r.findings]
     probe_failed = False
     if probe:
@@ -176,7 +183,7 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
             from trainlint.formats.concise import location
 
             for f in findings:
-                out.write(f"{location(f)}: {f.code} {f.message}\n")
+                out.write(f"{location(f)}: {f.code} [{f.severity.value}] {f.message}\n")
         else:
             writer(findings, out, run)
     out.flush()
@@ -184,8 +191,11 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
         return 2
     if exit_zero:
         return 0
-    # A probe that did not reach training (timeout, crash, exit, error) never passes.
-    return 1 if findings or probe_failed else 0
+    from trainlint.config import fails
+
+    # Findings below `fail-on` are shown but do not fail the run. A probe that did not reach training
+    # (timeout, crash, exit, error) never passes.
+    return 1 if probe_failed or any(fails(f.severity, settings.fail_on) for f in findings) else 0
 
 
 class _Fixing:

@@ -15,6 +15,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from trainlint.findings import Severity
 from trainlint.rule import default_codes, expand_selectors
 
 
@@ -24,7 +25,7 @@ class ConfigError(Exception):
 
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "extend-ignore", "per-file-ignores", "exclude",
-    "extend-exclude", "target-versions", "cache-dir",
+    "extend-exclude", "target-versions", "cache-dir", "fail-on",
 }
 
 DEFAULT_EXCLUDE = (
@@ -45,6 +46,10 @@ class Settings:
     target_versions: dict[str, str] = dataclasses.field(default_factory=dict)
     #: `cache-dir` from the config file, relative to it (the CLI's --cache-dir overrides it)
     cache_dir: Path | None = None
+    #: the least severe finding that makes the run fail (exit code 1); findings below it are shown
+    #: but do not change the exit code. Default: warning (info findings say "the source cannot
+    #: tell, `--probe` decides": blocking a commit on them would be a false alarm).
+    fail_on: Severity = Severity.WARNING
     project_root: Path | None = None  # where the config file was found
     config_file: Path | None = None
     #: Not a config key. False: every enabled rule runs on every training script, whatever its
@@ -230,6 +235,7 @@ def settings_from_table(table: dict[str, Any], path: Path) -> Settings:
         raise ConfigError(f'{path}: `target-versions` must map package names to versions, e.g. {{transformers = "5.0"}}')
     settings = Settings(
         select=codes("select") if "select" in table else None,
+        fail_on=parse_fail_on(table.get("fail-on", "warning"), f"{path}: `fail-on`"),
         ignore=codes("ignore") + codes("extend-ignore"),
         extend_select=codes("extend-select"),
         per_file_ignores={k: list(v) for k, v in pfi.items()},
@@ -241,6 +247,23 @@ def settings_from_table(table: dict[str, Any], path: Path) -> Settings:
     )
     settings.codes()  # validate selectors now: a typo is a config error (exit 2)
     return settings
+
+
+def parse_fail_on(value: Any, what: str = "fail-on") -> Severity:
+    """``"error"`` / ``"warning"`` / ``"info"`` as a :class:`Severity`; a :class:`ConfigError` otherwise."""
+    if isinstance(value, Severity):
+        return value
+    if isinstance(value, str):
+        try:
+            return Severity(value.strip().lower())
+        except ValueError:
+            pass
+    raise ConfigError(f'{what} must be one of "error", "warning", "info" (got {value!r})')
+
+
+def fails(finding_severity: Severity, fail_on: Severity) -> bool:
+    """A finding of this severity fails the run (exit code 1) under ``fail_on``."""
+    return finding_severity.rank <= fail_on.rank
 
 
 def _cache_dir(table: dict[str, Any], path: Path) -> Path | None:

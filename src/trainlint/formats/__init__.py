@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, TextIO
 
-from trainlint.findings import Finding
+from trainlint.findings import Finding, Severity
 
 
 @dataclasses.dataclass
@@ -27,6 +27,8 @@ class Run:
     #: findings fixed by --fix in this run
     fixed: int = 0
     verbose: bool = False
+    #: the settings' `fail-on`: findings below it do not change the exit code (the summary says so)
+    fail_on: Severity = Severity.WARNING
     #: filename -> source text (for excerpts); filled lazily by the writers that need it
     sources: dict[str, str] = dataclasses.field(default_factory=dict)
 

@@ -1,4 +1,5 @@
-"""``path:line:col: CODE message`` — one line per finding, then a summary."""
+"""``path:line:col: CODE [severity] message`` — one line per finding (``CODE [*] [severity]`` when
+``--fix`` can fix it), then a summary. The ``path:line:col: CODE`` prefix is the same as ruff's."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def write(findings: list[Finding], out: TextIO, run: Run) -> None:
     probed = [f for f in findings if f.probe is not None]
     for f in static:
         fixable = " [*]" if applicable(f.fix, run.unsafe_fixes) else ""
-        out.write(f"{location(f)}: {f.code}{fixable} {f.message}\n")
+        out.write(f"{location(f)}: {f.code}{fixable} [{f.severity.value}] {f.message}\n")
     if run.probed:
         write_probe_section(probed, out, run)
     out.write(summary(findings, run) + "\n")
@@ -57,6 +58,10 @@ def summary(findings: list[Finding], run: Run) -> str:
     if hidden:
         tail += (f"\n({hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the "
                  "`--unsafe-fixes` option.)")
+    below = sum(1 for f in findings if f.severity.rank > run.fail_on.rank)
+    if below:
+        tail += (f"\n{below} finding{'s' if below != 1 else ''} below `fail-on = \"{run.fail_on.value}\"` "
+                 f"({'do' if below != 1 else 'does'} not change the exit code).")
     if fixed:
         tail += f"\n{fixed}"
     return f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''} ({parts}) in {files} file{'s' if files != 1 else ''}.{tail}"
