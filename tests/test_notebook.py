@@ -261,7 +261,89 @@ def test_pre_commit_hook_covers_notebooks(tmp_path: Path):
 def test_mask_and_unmask_one_cell():
     cell = "%%time\nimport torch\nfor i in range(2):\n    !echo $i\nx = torch.zeros(2)\n"
     masked = mask_magics(cell)
-    assert masked == "pass  # tl-magic-0\nimport torch\nfor i in range(2):\n    pass  # tl-magic-1\nx = torch.zeros(2)\n"
+    assert masked == ("pass  # tl-magic-0 %%time\nimport torch\nfor i in range(2):\n    pass  # tl-magic-1 !echo $i\n"
+                      "x = torch.zeros(2)\n")
     edited = masked.replace("import torch\n", "import torch\nimport numpy as np\n")
     assert unmask_magics(edited, cell) == cell.replace("import torch\n", "import torch\nimport numpy as np\n")
     assert mask_magics("x = 1") == "x = 1"
+
+
+# ---------------------------------------------------------------------------------------------
+# IPython syntax, as IPython itself reads it, and one broken cell costing only itself.
+
+#: every form IPython accepts that is not Python; the last cell has a finding that must survive
+IPYTHON_CELLS = [
+    ("code", "!pip install -q transformers datasets \\\n    evaluate accelerate"),  # a continued shell line
+    ("code", "%%capture\n!pip install -U transformers \\\n  sentencepiece\nimport torch"),
+    ("code", "%%bash\nif [ -d data ]; then\n  echo ok\nfi"),
+    ("code", "%%writefile train_script.py\nimport torch\ndef (:\n"),  # not Python: not linted
+    ("code", "files = !ls data\nenv = %env\n%matplotlib inline\n!!nvidia-smi\nimport torch\ntorch.zeros?\n??torch.ones"),
+    ("code", "for f in files:\n    !echo {f} \\\n        done\n    %time print(f)\nawait asyncio.sleep(0)"),
+    ("code", "from transformers import TrainingArguments\n"
+             "args = TrainingArguments('out', evaluation_strategy='epoch')"),
+]
+
+
+def test_no_tl001_on_any_cell_ipython_accepts():
+    result = lint_notebook_text(jupyter_dumps(make_notebook(IPYTHON_CELLS)), "ipy.ipynb", Settings(select=["ALL"]))
+    assert [f.code for f in result.findings if f.code.startswith("TL0")] == []
+    assert found(result) == [(7, 2, 33, "TL805")]
+
+
+def test_ipython_continuation_lines_are_restored_by_a_fix():
+    text = jupyter_dumps(make_notebook(IPYTHON_CELLS))
+    new = json.loads(fix_notebook_text(text, lambda s: s.replace("evaluation_strategy", "eval_strategy")))
+    before = json.loads(text)
+    assert [c["source"] for c in new["cells"][:6]] == [c["source"] for c in before["cells"][:6]]
+    assert new["cells"][6]["source"][1] == "args = TrainingArguments('out', eval_strategy='epoch')"
+
+
+def test_fallback_without_ipython_reads_the_common_forms(monkeypatch):
+    import trainlint.notebook as notebook
+
+    monkeypatch.setattr(notebook, "_TRANSFORMER", False)  # as if IPython were not installed
+    cells = [IPYTHON_CELLS[0], IPYTHON_CELLS[4], IPYTHON_CELLS[6]]
+    result = lint_notebook_text(jupyter_dumps(make_notebook(cells)), "ipy.ipynb", Settings())
+    assert found(result) == [(3, 2, 33, "TL805")]
+
+
+def test_linting_python_files_does_not_import_ipython(tmp_path: Path):
+    import subprocess
+    import sys
+
+    (tmp_path / "train.py").write_text("from transformers import TrainingArguments\nTrainingArguments('o', evaluation_strategy='no')\n")
+    code = ("import sys; from pathlib import Path; from trainlint.engine import lint_file; from trainlint.config import Settings; "
+            f"r = lint_file(Path({str(tmp_path / 'train.py')!r}), Settings()); print([f.code for f in r.findings], 'IPython' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['TL805'] False"
+
+
+def _with_cell(cells, at: int, cell) -> list:
+    return cells[:at] + [cell] + cells[at:]
+
+
+def test_one_broken_cell_costs_only_that_cell():
+    """The model of cell 4 still reaches the Trainer of the last cell across a broken cell between them."""
+    cells = _with_cell(CELLS, 5, ("code", "def plot(history:\n    plt.plot(history)"))
+    result = lint_notebook_text(jupyter_dumps(make_notebook(cells)), "broken.ipynb", Settings())
+    shifted = [(c + (c > 5), r, col, code) for c, r, col, code in EXPECTED]
+    assert found(result) == sorted(shifted + [(6, 1, 9, "TL001")])
+    tl001 = next(f for f in result.findings if f.code == "TL001")
+    assert "SyntaxError" in tl001.message
+
+
+def test_a_truncated_cell_is_reported_in_itself():
+    """A cell cut off in an open bracket: the error is in that cell, not in the next one."""
+    cells = _with_cell(CELLS, 3, ("code", "labels = [\n    'entailment',\n    'neutral',"))
+    result = lint_notebook_text(jupyter_dumps(make_notebook(cells)), "cut.ipynb", Settings())
+    tl001 = [(f.cell, f.start.row) for f in result.findings if f.code == "TL001"]
+    assert tl001 == [(4, 1)]
+    assert len(result.findings) == len(EXPECTED) + 1
+
+
+def test_a_broken_cell_is_never_rewritten_by_a_fix():
+    cells = _with_cell(CELLS, 5, ("code", "def plot(history:\n    plt.plot(history)"))
+    text = jupyter_dumps(make_notebook(cells))
+    new = json.loads(fix_notebook_text(text, lambda s: s.replace("plot", "PLOT").replace("evaluation_strategy", "eval_strategy")))
+    assert new["cells"][5]["source"] == json.loads(text)["cells"][5]["source"]
+    assert '    eval_strategy="epoch",\n' in new["cells"][4]["source"]

@@ -39,9 +39,8 @@ from trainlint.findings import Edit, Finding, Fix, Position
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 
 _MARKER_RE = re.compile(r"^# tl-cell (\d+)$")
-_MAGIC_RE = re.compile(r"^(?P<indent>[ \t]*)pass  # tl-magic-(?P<k>\d+)$")
-#: ``x = !ls``, ``out = %timeit f()``
-_ASSIGN_MAGIC_RE = re.compile(r"^[\w.,\s\[\]()*]+=\s*[!%]")
+_MAGIC_RE = re.compile(r"^(?P<indent>[ \t]*)pass  # tl-magic-(?P<k>\d+)(?: .*)?$")
+_MAGIC_SUB_RE = re.compile(r"(?m)^(?P<indent>[ \t]*)pass  # tl-magic-(?P<k>\d+)(?: .*)?$")
 
 
 class NotebookError(ValueError):
@@ -54,15 +53,19 @@ class _Cell:
     raw: dict[str, Any]  # the cell's JSON object (shared with Notebook.data)
     text: str  # the original source
     virtual: list[str]  # its lines in the virtual module
-    python: bool  # False: a cell magic with a non-Python body (never rewritten)
+    python: bool  # False: never rewritten (a cell magic with a non-Python body, a broken cell)
     start: int = 0  # first row of the cell in the virtual module (1-based)
+    #: the cell does not parse even as IPython: (row, column, message) within the cell; its lines
+    #: are left out of the virtual module (``pass``), the other cells are linted as usual
+    error: tuple[int, int, str] | None = None
 
 
 @dataclasses.dataclass
 class Notebook:
     data: dict[str, Any]
     cells: list[_Cell]  # the code cells
-    magics: list[str]  # original text of the lines replaced by ``pass  # tl-magic-K``
+    #: the lines replaced by ``pass  # tl-magic-K``: the placeholder's indent, NUL, the original line
+    magics: list[str]
     indent: int | None
     ensure_ascii: bool
     trailing_newline: bool
@@ -127,7 +130,7 @@ class Notebook:
     def _restore(self, line: str) -> str:
         m = _MAGIC_RE.match(line)
         if m and int(m.group("k")) < len(self.magics):
-            return m.group("indent") + self.magics[int(m.group("k"))].lstrip(" \t")
+            return _restore_line(m.group("indent"), self.magics[int(m.group("k"))])
         return line
 
     def dumps(self) -> str:
@@ -174,45 +177,165 @@ def _cell_text(raw: dict[str, Any]) -> str:
     return src.replace("\r\n", "\n").replace("\r", "\n")
 
 
+# ---------------------------------------------------------------------------------------------
+# IPython syntax → line-for-line Python.
+#
+# A cell that compiles as Python is kept as it is (IPython runs it unchanged). Any other cell goes
+# through IPython's own input transformations (``IPython.core.inputtransformer2``, the code the
+# kernel runs before compiling a cell: cell magics, ``!cmd`` with ``\`` continuation lines, line
+# magics, ``x = !cmd``, ``x = %magic``, ``obj?``, prompts), tracking which original lines each
+# transformation consumed; those lines become ``pass  # tl-magic-K <original text>`` (the indent of
+# the first line of the construct, the original text as a comment: ``!pip install x==1.0`` stays
+# visible to the version evidence of :mod:`trainlint.pins`), so rows are preserved. Without IPython
+# installed (``pip install 'trainlint[notebooks]'``) a small fallback recognises the common forms.
+
+_FLAGS = 0x400 | 0x2000  # ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT (IPython's autoawait)
+
+
+def _syntax_error(text: str) -> SyntaxError | None:
+    try:
+        compile(text, "<cell>", "exec", flags=_FLAGS, dont_inherit=True)
+    except SyntaxError as err:
+        return err
+    except (ValueError, RecursionError, MemoryError):
+        return SyntaxError("the expression nesting is too deep")
+    return None
+
+
+_TRANSFORMER = None  # IPython's TransformerManager; False: IPython is not installed
+
+
+def _ipython():
+    global _TRANSFORMER
+    if _TRANSFORMER is None:
+        try:
+            from IPython.core.inputtransformer2 import TransformerManager
+        except Exception:  # not installed (or broken): the fallback
+            _TRANSFORMER = False
+        else:
+            _TRANSFORMER = TransformerManager()
+    return _TRANSFORMER or None
+
+
+def _special_lines_ipython(tm, lines: list[str]) -> tuple[list[list[int]], list[str]]:
+    """Runs IPython's cleanup and token transformations over ``lines`` (no line endings) and
+    returns the groups of original line indices each special construct replaced, and the lines
+    after IPython's line-preserving clean-ups (prompts, common indentation)."""
+    keep = [line + "\n" for line in lines]
+    cleaned = keep
+    for transform in tm.cleanup_transforms:
+        if getattr(transform, "__name__", "") == "leading_empty_lines":
+            continue  # drops lines: blank lines are valid Python anyway
+        out = transform(cleaned)
+        if len(out) == len(cleaned):
+            cleaned = out
+    current = list(cleaned)
+    origin: list[list[int]] = [[i] for i in range(len(current))]
+    groups: list[list[int]] = []
+    from IPython.core.inputtransformer2 import TokenTransformBase, make_tokens_by_line
+
+    for _ in range(500):
+        tokens_by_line = make_tokens_by_line(current)
+        candidates = [t for t in (cls.find(tokens_by_line) for cls in tm.token_transformers) if t]
+        if not candidates:
+            break
+        for transformer in sorted(candidates, key=TokenTransformBase.sortby):
+            try:
+                new = transformer.transform(current)
+            except SyntaxError:
+                continue
+            break
+        else:
+            break
+        start = transformer.start_line
+        consumed = len(current) - len(new) + 1
+        if consumed < 1 or start + consumed > len(current):
+            break  # not the one-construct-to-one-line shape every IPython transform has today
+        group = sorted({i for row in origin[start:start + consumed] for i in row})
+        groups = [g for g in groups if not set(g) & set(group)] + [group]
+        origin[start:start + consumed] = [group]
+        current = new
+    return groups, [line[:-1] if line.endswith("\n") else line for line in cleaned]
+
+
+_ESCAPES = ("!", "%", "?", ",", ";", "/")
+#: ``x = !ls``, ``out = %timeit f()``
+_ASSIGN_MAGIC_RE = re.compile(r"^[\w.,\s\[\]()*]+=\s*[!%]")
+
+
 def _is_magic(stripped: str) -> bool:
     if not stripped or stripped.startswith("#"):
         return False
     if stripped[0] in "%!":
         return True
-    if stripped[0] == "?" or (stripped.endswith("?") and not stripped.endswith("??") and "#" not in stripped):
-        # `?model`, `model?` (IPython help)
-        return re.fullmatch(r"\??[\w.]+\??", stripped) is not None
-    if stripped.endswith("??"):
-        return re.fullmatch(r"[\w.]+\?\?", stripped) is not None
+    if "?" in stripped and re.fullmatch(r"\?{1,2}%{0,2}[\w.]+|%{0,2}[\w.]+\?{1,2}", stripped):
+        return True  # `?model`, `model??`, `%timeit?` (IPython help)
     return _ASSIGN_MAGIC_RE.match(stripped) is not None
 
 
+def _special_lines_fallback(lines: list[str]) -> list[list[int]]:
+    r"""Without IPython: ``%``/``!`` lines (and their ``\`` continuation lines), ``x = !cmd``, ``obj?``."""
+    groups: list[list[int]] = []
+    i = 0
+    while i < len(lines):
+        if _is_magic(lines[i].strip()):
+            group = [i]
+            while lines[group[-1]].endswith("\\") and group[-1] + 1 < len(lines):
+                group.append(group[-1] + 1)
+            groups.append(group)
+            i = group[-1] + 1
+        else:
+            i += 1
+    return groups
+
+
+def _cell_magic(lines: list[str]) -> tuple[int, str] | None:
+    """(row of the ``%%magic`` line, the magic's name) when the cell is a cell magic."""
+    for i, line in enumerate(lines):
+        if line.strip():
+            if line.startswith("%%"):
+                return i, line[2:].split(None, 1)[0] if line[2:].strip() else ""
+            return None
+    return None
+
+
 def _virtual_lines(text: str, magics: list[str]) -> tuple[list[str], bool]:
+    """The cell's lines as Python, row for row; False: the cell is never rewritten (a cell magic
+    whose body is not Python, or a cell IPython had to clean up: prompts, common indentation)."""
     lines = text.split("\n")
     if lines and lines[-1] == "" and len(lines) > 1:
         lines.pop()
-    out: list[str] = []
 
-    def placeholder(line: str, indent: str = "") -> str:
-        magics.append(line)
-        return f"{indent}pass  # tl-magic-{len(magics) - 1}"
+    def placeholder(i: int, indent: str) -> str:
+        magics.append(f"{indent}\0{lines[i]}")
+        tail = lines[i].strip()
+        return f"{indent}pass  # tl-magic-{len(magics) - 1}" + (f" {tail}" if tail else "")
 
-    first = lines[0].lstrip() if lines else ""
-    if first.startswith("%%"):
-        name = first[2:].split(None, 1)[0] if first[2:].strip() else ""
-        if name in PYTHON_CELL_MAGICS:
-            out.append(placeholder(lines[0]))
-            lines = lines[1:]
-        else:
-            return [placeholder(line) for line in lines], False
-    for line in lines:
-        stripped = line.strip()
-        if _is_magic(stripped):
-            indent = line[: len(line) - len(line.lstrip(" \t"))]
-            out.append(placeholder(line, indent))
-        else:
-            out.append(line)
-    return out, True
+    magic = _cell_magic(lines)
+    if magic is not None:
+        row, name = magic
+        if name not in PYTHON_CELL_MAGICS:
+            return [placeholder(i, "") for i in range(len(lines))], False
+        head = [line if i < row else placeholder(i, "") for i, line in enumerate(lines[: row + 1])]
+        body, python = _virtual_lines("\n".join(lines[row + 1:]), magics) if row + 1 < len(lines) else ([], True)
+        return head + body, python
+    if _syntax_error("\n".join(lines) + "\n") is None:
+        return lines, True
+    tm = _ipython()
+    python = True
+    if tm is not None:
+        groups, cleaned = _special_lines_ipython(tm, lines)
+        if cleaned != lines:
+            python, lines = False, cleaned
+    else:
+        groups = _special_lines_fallback(lines)
+    out = list(lines)
+    for group in groups:
+        first = lines[group[0]]
+        indent = first[: len(first) - len(first.lstrip(" \t"))]
+        for i in group:
+            out[i] = placeholder(i, indent)
+    return out, python
 
 
 def mask_magics(cell_source: str) -> str:
@@ -231,9 +354,16 @@ def unmask_magics(masked: str, cell_source: str) -> str:
 
     def restore(m: re.Match) -> str:
         k = int(m.group("k"))
-        return m.group("indent") + magics[k].lstrip(" \t") if k < len(magics) else m.group(0)
+        return _restore_line(m.group("indent"), magics[k]) if k < len(magics) else m.group(0)
 
-    return re.sub(r"(?m)^(?P<indent>[ \t]*)pass  # tl-magic-(?P<k>\d+)$", restore, masked)
+    return _MAGIC_SUB_RE.sub(restore, masked)
+
+
+def _restore_line(indent: str, entry: str) -> str:
+    """The original line of a placeholder (``entry``: the placeholder's indent when it was made,
+    NUL, the original line), re-indented only when a fix changed the placeholder's indent."""
+    made, _, original = entry.rpartition("\0")
+    return original if made == indent or not original.strip() else indent + original.lstrip(" \t")
 
 
 def _detect_indent(text: str) -> int | None:
@@ -262,9 +392,23 @@ def parse_notebook(text: str) -> Notebook:
             continue
         src = _cell_text(raw)
         virtual, python = _virtual_lines(src, magics)
-        cells.append(_Cell(i, raw, src, virtual, python))
+        error = None
+        err = _syntax_error("\n".join(virtual) + "\n")
+        if err is not None:
+            # one broken cell costs only itself: a TL001 in it, its lines out of the module
+            row = min(max(err.lineno or 1, 1), max(len(virtual), 1))
+            error = (row, max(err.offset or 1, 1), f"cannot parse: SyntaxError: {err.msg}")
+            virtual = [f"pass  # tl-magic-{_add(magics, chr(0) + line)}" + (f" {line.strip()}" if line.strip() else "")
+                       for line in (src.split("\n")[: len(virtual)] or [""])]
+            python = False
+        cells.append(_Cell(i, raw, src, virtual, python, error=error))
     ensure_ascii = not any(ord(ch) > 127 for ch in text) and "\\u" in text
     return Notebook(data, cells, magics, _detect_indent(text), ensure_ascii, text.endswith("\n"))
+
+
+def _add(items: list[str], item: str) -> int:
+    items.append(item)
+    return len(items) - 1
 
 
 def is_python_notebook(nb: Notebook) -> bool:
@@ -280,7 +424,7 @@ def is_python_notebook(nb: Notebook) -> bool:
 
 def lint_notebook_text(text: str, filename: str, settings: Settings):
     """Lint a notebook given its JSON text: a ``FileResult`` whose findings name cell and row."""
-    from trainlint.engine import FileResult, _meta_finding, lint_text
+    from trainlint.engine import _FILE_NOQA_RE, FRAMEWORK_RE, FileResult, _meta_finding, lint_text
 
     try:
         nb = parse_notebook(text)
@@ -291,6 +435,12 @@ def lint_notebook_text(text: str, filename: str, settings: Settings):
     if not nb.source.strip():
         return FileResult(filename, [], note="no code cells, nothing to lint")
     result = lint_text(nb.source, filename, settings)
+    broken = [c for c in nb.cells if c.error is not None]
+    if broken and settings.codes_for(filename) and not _FILE_NOQA_RE.search(nb.source) \
+            and any(FRAMEWORK_RE.search(c.text) for c in nb.cells):
+        for cell in broken:
+            row, col, msg = cell.error
+            result.findings.append(_meta_finding("TL001", filename, msg, cell.start + row - 1, col))
     result.findings = sorted((nb.map_finding(f) for f in result.findings), key=Finding.sort_key)
     return result
 
