@@ -1,0 +1,454 @@
+"""Versions as the script sees them: which release of a library a script runs with, from the
+evidence closest to the script.
+
+The order of evidence (the first that names the distribution wins):
+
+1. **The script's own install commands**: ``!pip install transformers==4.30`` and ``%pip install``
+   lines or cells (also inside ``%%capture`` / ``%%bash`` cells), ``pip install`` in a comment
+   (``# pip install transformers==4.30``) or in a string (``os.system("pip install ...")``),
+   ``uv add``, ``conda install``. When several name the library, the last one counts: it is what
+   ends up installed.
+2. **The script's metadata**: a PEP 723 ``# /// script`` block (``dependencies = ["transformers<5"]``),
+   then any other comment naming a version (``# transformers==4.30.2``).
+3. **The project's requirement files**: ``requirements.txt``, ``pyproject.toml`` (``[project]``
+   dependencies and optional dependencies, Poetry dependencies), ``setup.cfg``
+   (``install_requires``, ``extras_require``), ``environment.yml`` (conda and its ``pip:`` list),
+   next to the script, then in each directory above it up to the repository root (the directory
+   holding ``.git``); the nearest file that names the library wins.
+4. The configured ``target-versions``.
+5. The installed version (read from the package metadata, never imported).
+
+What a requirement means: pip installs the newest release it allows, so a requirement is judged by
+its upper bound — ``==4.30`` is 4.30, ``<5`` / ``~=4.40`` / ``==4.*`` / ``^4.30`` the newest 4.x, and
+an unpinned ``pip install transformers`` (or a lower bound only, ``>=4.30``) the latest release.
+
+:func:`versions_of` gives the :class:`Versions` of one file; it is computed once per file, on first
+use (most files never reach a version-dependent rule), and the requirement files of a directory are
+parsed once per process (again when they change).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Iterable
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+Version = tuple[int, ...]
+
+#: levels of evidence, strongest first (see the module docstring)
+INSTALL, SCRIPT, PROJECT, CONFIGURED, INSTALLED = 1, 2, 3, 4, 5
+LEVEL_NAMES = {
+    INSTALL: "its install command",
+    SCRIPT: "its own requirements",
+    PROJECT: "the project's requirements",
+    CONFIGURED: "the configured target-versions",
+    INSTALLED: "the installed version",
+}
+
+#: distributions that are the same library for the question "which version" (TensorFlow builds)
+_ALIASES = {
+    "tensorflow-cpu": "tensorflow", "tensorflow-gpu": "tensorflow", "tensorflow-macos": "tensorflow",
+    "tensorflow-intel": "tensorflow", "tensorflow-aarch64": "tensorflow", "tf-nightly": "tensorflow",
+    "tf-keras": "tf-keras", "torch-cpu": "torch", "pytorch": "torch",
+}
+
+#: the distributions trainlint's rules ask about (a quick check before any parsing)
+KNOWN = ("transformers", "datasets", "keras", "tensorflow", "torch", "evaluate", "accelerate", "tf-keras")
+
+
+def normalize(name: str) -> str:
+    n = re.sub(r"[-_.]+", "-", name).lower()
+    return _ALIASES.get(n, n)
+
+
+@dataclasses.dataclass(frozen=True)
+class Pin:
+    """What one piece of evidence says about a distribution: the newest version it allows."""
+
+    dist: str
+    #: the highest version allowed; None: no upper bound (the latest release)
+    upper: Version | None
+    #: ``upper`` itself is allowed (``==4.30``, ``<=4.30``) or only what is below it (``<5``)
+    inclusive: bool
+    level: int
+    #: the requirement as written (``transformers==4.30``), or the configured/installed version
+    text: str = ""
+    where: str = ""  # the file it came from, for messages ("requirements.txt")
+
+    def below(self, version: Version) -> bool:
+        """The script runs a release older than ``version``."""
+        if self.upper is None:
+            return False
+        up = _trim(self.upper)
+        return up < _trim(version) if self.inclusive else up <= _trim(version)
+
+    def at_least(self, version: Version) -> bool:
+        return not self.below(version)
+
+    @property
+    def latest(self) -> bool:
+        return self.upper is None
+
+    def describe(self) -> str:
+        """``the notebook's `!pip install transformers==4.30` `` and the like, for messages."""
+        if self.level == INSTALLED:
+            return f"the installed {self.dist} {self.text}"
+        if self.level == CONFIGURED:
+            return f"target-versions {self.dist} = {self.text}"
+        where = f" in {self.where}" if self.where else ""
+        return f"`{self.text}`{where}"
+
+
+def _trim(v: Version) -> Version:
+    """(5, 0) and (5,) are the same release."""
+    v = tuple(v)
+    while len(v) > 1 and v[-1] == 0:
+        v = v[:-1]
+    return v
+
+
+def _nums(text: str) -> Version | None:
+    out = []
+    for part in text.split("."):
+        m = re.match(r"\d+", part)
+        if not m:
+            break
+        out.append(int(m.group(0)))
+        if m.end() != len(part):
+            break
+    return tuple(out) if out else None
+
+
+def _bump(v: Version, at: int) -> Version:
+    """(4, 30, 2) bumped at 1 → (4, 31)."""
+    return v[:at] + (v[at] + 1,)
+
+
+_OP_RE = re.compile(r"(===|==|~=|!=|<=|>=|<|>|\^|~|=)\s*v?([0-9][\w.*+!-]*)")
+
+
+def upper_bound(spec: str) -> tuple[Version | None, bool]:
+    """The newest version a specifier set allows: (upper, inclusive); (None, False) when unbounded.
+    Understands PEP 440 (``==``, ``~=``, ``<``, ``<=``, ``==4.*``), conda (``=4.30``) and Poetry
+    (``^4.30``, ``~4.30``) forms."""
+    best: tuple[Version, bool] | None = None
+
+    def take(v: Version, inclusive: bool) -> None:
+        nonlocal best
+        v = _trim(v)
+        if best is None or v < best[0] or (v == best[0] and not inclusive and best[1]):
+            best = (v, inclusive)
+
+    for op, text in _OP_RE.findall(spec):
+        v = _nums(text)
+        if v is None:
+            continue
+        wildcard = text.rstrip(".").endswith("*")
+        if op in ("==", "==="):
+            take(_bump(v, len(v) - 1), False) if wildcard else take(v, True)
+        elif op == "=":  # conda: `=4.30` is 4.30.*
+            take(_bump(v, len(v) - 1), False)
+        elif op == "~=":
+            if len(v) >= 2:
+                take(_bump(v, len(v) - 2), False)
+        elif op == "<":
+            take(v, False)
+        elif op == "<=":
+            take(v, True)
+        elif op == "^":  # Poetry: up to the next change of the first non-zero part
+            nz = next((i for i, x in enumerate(v) if x), len(v) - 1)
+            take(_bump(v, nz), False)
+        elif op == "~":  # Poetry: ~4.30 is <4.31, ~4 is <5
+            take(_bump(v, min(1, len(v) - 1)), False)
+    return (best[0], best[1]) if best else (None, False)
+
+
+#: one requirement: a distribution name, optional extras, then an optional specifier set
+_REQ_RE = re.compile(
+    r"(?<![\w.\-=<>~^])(?P<name>[A-Za-z][\w.\-]*)\s*(?:\[[^\]]*\])?"
+    r"(?P<spec>(?:\s*(?:===|==|~=|!=|<=|>=|<|>|=|\^|~)\s*v?[0-9][\w.*+!-]*\s*,?)*)"
+)
+
+
+def _requirements(text: str, with_spec_only: bool = False) -> Iterable[tuple[str, str, str]]:
+    """(normalized name, specifier text, the requirement as written) for the requirements in ``text``."""
+    for m in _REQ_RE.finditer(text):
+        name = normalize(m.group("name"))
+        if name not in KNOWN:
+            continue
+        spec = m.group("spec").strip()
+        if with_spec_only and not spec:
+            continue
+        yield name, spec, m.group(0).strip()
+
+
+def _pin(name: str, spec: str, text: str, level: int, where: str = "") -> Pin:
+    upper, inclusive = upper_bound(spec)
+    return Pin(name, upper, inclusive, level, text, where)
+
+
+# ---------------------------------------------------------------------------------------------
+# The script itself.
+
+#: a line that installs packages: pip/uv/conda in code, a shell line, a comment or a string
+_INSTALL_RE = re.compile(
+    r"(?:\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip|conda|mamba|micromamba)\b[\"',\s]+install\b|\buv\s+add\b)"
+    r"(?P<args>.*)$"
+)
+#: the placeholder the notebook reader leaves for an IPython line, with the original text after it
+_MAGIC_PREFIX = re.compile(r"^\s*pass  # tl-magic-\d+ ?")
+_PEP723_RE = re.compile(r"(?m)^# /// script\s*$\n(?P<body>(?:^#(?:| .*)$\n)+?)^# ///\s*$")
+
+
+def _logical_lines(source: str) -> list[str]:
+    """The source's lines with notebook placeholders unwrapped and backslash continuations joined."""
+    out: list[str] = []
+    pending = ""
+    for line in source.split("\n"):
+        line = _MAGIC_PREFIX.sub("", line)
+        if pending:
+            line = pending + " " + line.lstrip(" \t#")
+            pending = ""
+        if line.endswith("\\"):
+            pending = line[:-1]
+            continue
+        out.append(line)
+    if pending:
+        out.append(pending)
+    return out
+
+
+def script_pins(source: str) -> dict[str, Pin]:
+    """Evidence from the script itself (levels 1 and 2), one pin per distribution."""
+    if not any(d in source for d in ("transformers", "datasets", "keras", "tensorflow", "torch", "evaluate",
+                                     "accelerate", "tf-keras", "tf_keras")):
+        return {}
+    installs: dict[str, Pin] = {}
+    comments: dict[str, Pin] = {}
+    pep723: dict[str, Pin] = {}
+    if "install" in source or "uv add" in source or "#" in source:
+        for line in _logical_lines(source):
+            m = _INSTALL_RE.search(line)
+            if m is not None and "uninstall" not in line[: m.start("args")]:
+                for name, spec, text in _requirements(m.group("args")):
+                    installs[name] = _pin(name, spec, text, INSTALL)  # the last one wins
+                continue
+            hash_at = line.find("#")
+            if hash_at >= 0:
+                for name, spec, text in _requirements(line[hash_at + 1:], with_spec_only=True):
+                    comments.setdefault(name, _pin(name, spec, text, SCRIPT))
+    block = _PEP723_RE.search(source) if "# /// script" in source else None
+    if block is not None:
+        toml = "\n".join(line[2:] if line.startswith("# ") else line[1:] for line in block.group("body").splitlines())
+        try:
+            deps = tomllib.loads(toml).get("dependencies", [])
+        except tomllib.TOMLDecodeError:
+            deps = []
+        for dep in deps if isinstance(deps, list) else []:
+            if isinstance(dep, str):
+                for name, spec, text in _requirements(dep.split(";")[0]):
+                    pep723.setdefault(name, _pin(name, spec, text, SCRIPT, "its `# /// script` block"))
+    return {**comments, **pep723, **installs}
+
+
+# ---------------------------------------------------------------------------------------------
+# The project's requirement files.
+
+PROJECT_FILES = ("requirements.txt", "pyproject.toml", "setup.cfg", "environment.yml", "environment.yaml")
+
+_DIR_CACHE: dict[Path, tuple[tuple, dict[str, Pin]]] = {}
+_ROOT_CACHE: dict[Path, Path | None] = {}
+
+
+def _stamp(directory: Path) -> tuple:
+    out = []
+    for name in PROJECT_FILES:
+        try:
+            st = os.stat(directory / name)
+        except OSError:
+            continue
+        out.append((name, st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
+def _parse_file(path: Path) -> dict[str, Pin]:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    where = path.name
+    reqs: list[str] = []
+    if path.name == "requirements.txt":
+        reqs = [line.split(" #")[0].split(";")[0] for line in text.splitlines()
+                if line.strip() and not line.lstrip().startswith(("#", "-"))]
+    elif path.name == "pyproject.toml":
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return {}
+        project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
+        deps = project.get("dependencies", [])
+        reqs = [d.split(";")[0] for d in deps if isinstance(d, str)] if isinstance(deps, list) else []
+        optional = project.get("optional-dependencies", {})
+        if isinstance(optional, dict):
+            reqs += [d.split(";")[0] for group in optional.values() if isinstance(group, list)
+                     for d in group if isinstance(d, str)]
+        poetry = data.get("tool", {}).get("poetry", {}) if isinstance(data.get("tool"), dict) else {}
+        for key in ("dependencies", "dev-dependencies"):
+            table = poetry.get(key, {}) if isinstance(poetry, dict) else {}
+            for name, value in (table.items() if isinstance(table, dict) else ()):
+                if isinstance(value, dict):
+                    value = value.get("version", "")
+                if isinstance(value, str):
+                    reqs.append(f"{name}{'' if value.strip() in ('', '*') else value.strip()}")
+    elif path.name == "setup.cfg":
+        import configparser
+
+        cp = configparser.ConfigParser(interpolation=None)
+        try:
+            cp.read_string(text)
+        except configparser.Error:
+            return {}
+        if cp.has_option("options", "install_requires"):
+            reqs += cp.get("options", "install_requires").splitlines()
+        if cp.has_section("options.extras_require"):
+            for _, value in cp.items("options.extras_require"):
+                reqs += value.splitlines()
+    else:  # environment.yml: `- transformers=4.30` (conda) and `- transformers==4.30` (its pip list)
+        reqs = [m.group(1) for m in re.finditer(r"(?m)^\s*-\s+([A-Za-z][^#\n]*)", text)]
+    out: dict[str, Pin] = {}
+    for req in reqs:
+        req = req.strip().strip("'\"")
+        for name, spec, written in _requirements(req):
+            out.setdefault(name, _pin(name, spec, written, PROJECT, where))
+            break  # one requirement per line
+    return out
+
+
+def _dir_pins(directory: Path) -> dict[str, Pin]:
+    stamp = _stamp(directory)
+    cached = _DIR_CACHE.get(directory)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    pins: dict[str, Pin] = {}
+    for name, *_ in stamp:
+        for dist, pin in _parse_file(directory / name).items():
+            pins.setdefault(dist, pin)
+    _DIR_CACHE[directory] = (stamp, pins)
+    return pins
+
+
+def _repo_root(directory: Path) -> Path | None:
+    if directory not in _ROOT_CACHE:
+        root = None
+        for d in (directory, *directory.parents):
+            if (d / ".git").exists():
+                root = d
+                break
+        _ROOT_CACHE[directory] = root
+    return _ROOT_CACHE[directory]
+
+
+def project_dirs(filename: str) -> list[Path]:
+    """The directories whose requirement files speak for ``filename``: its own, then each one up to
+    the repository root (only its own when it is in no repository)."""
+    if not filename or filename.startswith("<") or filename == "-":
+        return []
+    try:
+        directory = Path(filename).resolve().parent
+    except (OSError, RuntimeError):
+        return []
+    root = _repo_root(directory)
+    if root is None:
+        return [directory]
+    dirs = [directory]
+    for d in directory.parents:
+        if d == root or root in d.parents:
+            dirs.append(d)
+        if d == root:
+            break
+    return dirs
+
+
+def project_pins(filename: str) -> dict[str, Pin]:
+    pins: dict[str, Pin] = {}
+    for d in project_dirs(filename):
+        for dist, pin in _dir_pins(d).items():
+            pins.setdefault(dist, pin)
+    return pins
+
+
+def project_key(filename: str) -> str:
+    """The requirement files that speak for ``filename`` (name, mtime, size): part of the result
+    cache's key, so that editing requirements.txt re-lints the scripts under it."""
+    return repr([(str(d), _stamp(d)) for d in project_dirs(filename)])
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class Versions:
+    """The versions one file runs with, from the evidence in the order of the module docstring."""
+
+    def __init__(self, source: str, filename: str, settings) -> None:
+        self._source = source
+        self._filename = filename
+        self._settings = settings
+        self._script: dict[str, Pin] | None = None
+        self._project: dict[str, Pin] | None = None
+        self._memo: dict[tuple[str, int], Pin | None] = {}
+
+    def pin(self, dist: str, *, down_to: int = INSTALLED) -> Pin | None:
+        """The strongest evidence for ``dist`` (levels ``1..down_to``); None: nothing says."""
+        dist = normalize(dist)
+        key = (dist, down_to)
+        if key in self._memo:
+            return self._memo[key]
+        found = None
+        if self._script is None:
+            self._script = script_pins(self._source)
+        found = self._script.get(dist)
+        if found is None and down_to >= PROJECT:
+            if self._project is None:
+                self._project = project_pins(self._filename)
+            found = self._project.get(dist)
+        if found is None and down_to >= CONFIGURED:
+            text = (self._settings.target_versions or {}).get(dist) if self._settings is not None else None
+            if text is not None:
+                found = _pin(dist, f"=={text}", text, CONFIGURED)
+        if found is None and down_to >= INSTALLED:
+            from trainlint.config import installed_version
+
+            names = [dist] + [a for a, d in _ALIASES.items() if d == dist and a != dist]
+            text = next((t for t in map(installed_version, names) if t), None)
+            if text is not None:
+                found = _pin(dist, f"=={text}", text, INSTALLED)
+        self._memo[key] = found
+        return found
+
+    def below(self, dist: str, version: Version, *, down_to: int = INSTALLED) -> bool:
+        """The evidence says ``dist`` is older than ``version`` (False when nothing says)."""
+        p = self.pin(dist, down_to=down_to)
+        return p is not None and p.below(version)
+
+    def at_least(self, dist: str, version: Version, *, down_to: int = INSTALLED) -> bool:
+        """The evidence says ``dist`` is ``version`` or newer (False when nothing says)."""
+        p = self.pin(dist, down_to=down_to)
+        return p is not None and p.at_least(version)
+
+
+def versions_of(ctx) -> Versions:
+    """The :class:`Versions` of the file a rule is checking (computed once per file)."""
+    v = getattr(ctx, "_versions", None)
+    if v is None:
+        v = Versions(ctx.source, ctx.filename, ctx.settings)
+        ctx._versions = v
+    return v
