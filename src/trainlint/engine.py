@@ -17,7 +17,7 @@ import libcst as cst
 from trainlint.config import Settings
 from trainlint.context import Context, PendingEdit, PendingFix
 from trainlint.facts import FACT_TYPES, Facts, walk
-from trainlint.findings import Edit, Finding, Fix, Position, Severity
+from trainlint.findings import Edit, Finding, Fix, Position
 from trainlint.rule import Rule, all_rules
 
 #: A file that mentions none of these is not a training script: it is not parsed at all.
@@ -383,6 +383,3 @@ def lint_paths(paths: Iterable[Path | str], settings: Settings | None = None, jo
 
         cache = Cache(Path(cache_dir), settings)
     return lint_files(files, settings, jobs, cache)
-
-
-SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}

@@ -256,12 +256,6 @@ class FileFix:
         return to_unified_diff(self.original, self.result.source, self.display)
 
 
-def read_text_keep(path: Path) -> tuple[str, bool]:
-    """The text of ``path`` exactly as stored (line endings untouched) and whether it had a BOM."""
-    text, bom, _ = _read_text_encoding(path)
-    return text, bom
-
-
 def _read_text_encoding(path: Path) -> tuple[str, bool, str]:
     """(text, BOM?, encoding): UTF-8, or the PEP 263 encoding the file declares (written back in it)."""
     data = path.read_bytes()

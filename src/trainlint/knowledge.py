@@ -31,7 +31,6 @@ def _d(name, config, num_labels, columns, **kw) -> DatasetInfo:
     return DatasetInfo(name, config, num_labels, columns=tuple(columns), **kw)
 
 
-_GLUE_SPLITS = ("train", "validation", "test")
 _MNLI_SPLITS = ("train", "validation_matched", "validation_mismatched", "test_matched", "test_mismatched")
 
 DATASETS: dict[tuple[str, str | None], DatasetInfo] = {
@@ -104,7 +103,6 @@ DATASETS: dict[tuple[str, str | None], DatasetInfo] = {
 }
 #: datasets whose single config is also reachable without a config name
 _DEFAULT_CONFIG = {"tweet_eval": None, "paws": "labeled_final", "go_emotions": "simplified"}
-_ALIASES = {"mnli": ("glue", "mnli"), "sst-2": ("glue", "sst2")}
 
 
 def dataset_info(name: str | None, config: str | None = None) -> DatasetInfo | None:
@@ -126,7 +124,8 @@ def dataset_info(name: str | None, config: str | None = None) -> DatasetInfo | N
 # ---------------------------------------------------------------------------------------------
 # Model classes.
 
-_HEADS = (
+#: (class-name suffix, task head) of the transformers model classes
+HEADS = (
     ("ForSequenceClassification", "sequence-classification"),
     ("ForTokenClassification", "token-classification"),
     ("ForMultipleChoice", "multiple-choice"),
@@ -141,13 +140,10 @@ _HEADS = (
     ("LMHeadModel", "causal-lm"),
 )
 
-#: heads whose output width is ``config.num_labels``
-CLASSIFICATION_HEADS = frozenset({"sequence-classification", "token-classification", "image-classification", "audio-classification"})
-
 
 def head_of(cls_name: str) -> str | None:
     """The task head of a transformers model class name (``TFAutoModelForSequenceClassification``)."""
-    for suffix, head in _HEADS:
+    for suffix, head in HEADS:
         if cls_name.endswith(suffix):
             return head
     if re.fullmatch(r"(TF|Flax)?(Auto)?Model|(TF|Flax)?\w+Model", cls_name):

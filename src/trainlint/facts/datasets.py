@@ -9,7 +9,7 @@ import re
 import libcst as cst
 
 from trainlint import knowledge
-from trainlint.facts.expr import UNKNOWN, argument, has_star_kwargs
+from trainlint.facts.expr import UNKNOWN, argument, has_star_kwargs, literal
 from trainlint.facts.walk import iter_calls, iter_nodes
 from trainlint.facts.values import DatasetValue, Tokenization, TokenizerValue
 
@@ -134,3 +134,39 @@ class DatasetFacts:
                         if isinstance(v, DatasetValue) and v.origin is raw.origin and v.tokenized:
                             return name, dataclasses.replace(v, split=raw.split)
         return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    kind: str  # "key" (ds["train"]), "method" (ds.m(...)), "index" (other subscripts)
+    name: str | None  # the split key / method name
+    node: cst.CSTNode
+
+
+def dataset_chain(facts, expr, at, _depth: int = 0) -> tuple[cst.Call, tuple[Step, ...]] | None:
+    """The `load_dataset(...)` call ``expr`` derives from and the steps applied since, in order
+    (through names, `ds["train"]` and method calls); None if anything else intervenes."""
+    if expr is None or _depth > 20:
+        return None
+    if isinstance(expr, cst.Name):
+        b = facts.lookup(expr.value, at if at in facts.where else expr)
+        if b is None or not isinstance(b.value, (cst.Call, cst.Subscript, cst.Name)):
+            return None
+        return dataset_chain(facts, b.value, b.value if b.value in facts.where else at, _depth + 1)
+    if isinstance(expr, cst.Subscript):
+        inner = dataset_chain(facts, expr.value, at, _depth + 1)
+        if inner is None or len(expr.slice) != 1:
+            return None
+        sl = expr.slice[0].slice
+        key = literal(sl.value) if isinstance(sl, cst.Index) else UNKNOWN
+        step = Step("key", key, expr) if isinstance(key, str) else Step("index", None, expr)
+        return inner[0], inner[1] + (step,)
+    if isinstance(expr, cst.Call):
+        if facts.callee(expr) == "datasets.load_dataset":
+            return expr, ()
+        if isinstance(expr.func, cst.Attribute):
+            inner = dataset_chain(facts, expr.func.value, at, _depth + 1)
+            if inner is None:
+                return None
+            return inner[0], inner[1] + (Step("method", expr.func.attr.value, expr),)
+    return None

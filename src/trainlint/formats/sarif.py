@@ -46,10 +46,6 @@ def _uri(filename: str) -> str:
     return p.as_posix() if not p.is_absolute() else p.as_uri()
 
 
-def _region(start, end) -> dict:
-    return {"startLine": start.row, "startColumn": start.column, "endLine": end.row, "endColumn": end.column}
-
-
 def _artifact(filename: str) -> dict:
     uri = _uri(filename)
     return {"uri": uri} if ":" in uri else {"uri": uri, "uriBaseId": "%SRCROOT%"}

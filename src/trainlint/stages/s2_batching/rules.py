@@ -25,6 +25,7 @@ from trainlint.facts import (
     literal,
     positional,
 )
+from trainlint.facts.datasets import dataset_chain
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
@@ -245,8 +246,6 @@ class UnpaddableColumns(Rule):
             if call is None or facts.callee(call) not in _PADDING_COLLATORS:
                 return
             collator = f"`{facts.callee(call).rsplit('.', 1)[-1]}`"
-        from trainlint.stages.s1_data.rules import dataset_chain
-
         expr = argument(node, "train_dataset", 3)
         chain = dataset_chain(facts, expr, node)
         if chain is None:

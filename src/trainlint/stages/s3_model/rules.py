@@ -288,6 +288,7 @@ class RegressionHeadOnClasses(Rule):
     code = "TL304"
     name = "regression-head-on-classes"
     severity = Severity.ERROR
+    probe = "Integer class labels reaching a `num_labels=1` model are reported as TL405, which confirms this finding."
     #: `num_labels=1` as a keyword of the call itself; the classes come from a known hub dataset
     gate = (("from_pretrained", "from_config"), ("num_labels",), ("*ForSequenceClassification",), ("load_dataset",))
 

@@ -13,6 +13,7 @@ from trainlint.facts import (
     keyword,
     literal,
 )
+from trainlint.facts.models import compiled_model
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
@@ -25,15 +26,7 @@ PROBABILITY_LOSSES = {
 }
 _LOSS_CLASSES = {v: k for k, v in PROBABILITY_LOSSES.items()}
 #: gate words of every model class `knowledge.head_of` recognises: a head suffix or `…Model`
-MODEL_CLASS_WORDS = ("*Model", *("*" + suffix for suffix, _ in knowledge._HEADS))
-
-
-def compiled_model(ctx, call: cst.Call) -> ModelValue | None:
-    """The model of a `model.compile(...)`/`model.fit(...)` call, if trainlint knows it."""
-    if not isinstance(call.func, cst.Attribute):
-        return None
-    v = ctx.facts.value_of(call.func.value, call)
-    return v if isinstance(v, ModelValue) else None
+MODEL_CLASS_WORDS = ("*Model", *("*" + suffix for suffix, _ in knowledge.HEADS))
 
 
 def compiled_loss(ctx, call: cst.Call) -> tuple[cst.BaseExpression, ModelValue] | None:
@@ -44,14 +37,14 @@ def compiled_loss(ctx, call: cst.Call) -> tuple[cst.BaseExpression, ModelValue] 
     loss = argument(call, "loss", 1)
     if loss is None or literal(loss) is None:
         return None
-    model = compiled_model(ctx, call)
+    model = compiled_model(ctx.facts, call)
     return None if model is None else (loss, model)
 
 
 def fit_datasets(ctx, model: ModelValue):
     """The `tf.data` datasets given to `fit` on this model."""
     for call in ctx.facts.method_calls("fit"):
-        m = compiled_model(ctx, call)
+        m = compiled_model(ctx.facts, call)
         if m is not None and m.call is model.call:
             d = ctx.facts.value_of(argument(call, "x", 0), call)
             if isinstance(d, TFDatasetValue):

@@ -19,9 +19,10 @@ from trainlint.facts import (
     keyword,
     literal,
 )
+from trainlint.facts.models import compiled_model, model_of, optimizer_model, parameters_owner, torch_optimizer
+from trainlint.facts.versions import keras3, legacy_keras_env
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
-from trainlint.stages.s4_loss.rules import compiled_model
 
 #: Keras's default learning rate for each optimizer named by a string
 KERAS_DEFAULT_LR = {
@@ -58,7 +59,7 @@ class StringOptimizer(Rule):
         name = self.ctx.facts.constant(opt, node)
         if not isinstance(name, str):
             return
-        model = compiled_model(self.ctx, node)
+        model = compiled_model(self.ctx.facts, node)
         if model is None or not (model.transformers and model.pretrained):
             return
         key = name.lower()
@@ -81,7 +82,7 @@ class StringOptimizer(Rule):
         if cls is None:
             return None
         spelled = codemod.keras_prefix(self.ctx, "optimizers", add=False)
-        if _keras3(self.ctx) and (spelled is None or not spelled[0].startswith(codemod.local_name(self.ctx, "tf_keras") or "tf_keras")):
+        if (not legacy_keras_env(self.ctx.source) and keras3(self.ctx.source, self.ctx.settings)) and (spelled is None or not spelled[0].startswith(codemod.local_name(self.ctx, "tf_keras") or "tf_keras")):
             # Keras 3: `tensorflow.keras` objects do not fit a transformers (tf-keras) model (TL808)
             got = (codemod.ensure_name(self.ctx, "transformers.AdamWeightDecay", "from transformers import AdamWeightDecay",
                                        "AdamWeightDecay") if key == "adam" else
@@ -106,25 +107,6 @@ class StringOptimizer(Rule):
                             self.ctx.replace(opt, new), *([add] if add is not None else []))
 
 
-def _keras3(ctx) -> bool:
-    """The script runs under Keras 3 with `tensorflow.keras` meaning Keras 3 (as TL808 decides)."""
-    from trainlint.stages.s8_compat.rules import (
-        _legacy_keras_env,
-        script_requires_at_least,
-        script_requires_below,
-    )
-
-    source = ctx.source
-    if _legacy_keras_env(source):
-        return False
-    if script_requires_below(source, "keras", (3,)) or script_requires_below(source, "tensorflow", (2, 16)):
-        return False
-    if script_requires_at_least(source, "keras", (3,)) or script_requires_at_least(source, "tensorflow", (2, 16)):
-        return True
-    keras = ctx.settings.version("keras")
-    return keras is not None and keras >= (3,)
-
-
 @register
 class StepDoesNotMoveWeights(Rule):
     """(probe) One optimizer step leaves the trainable weights unchanged."""
@@ -139,75 +121,15 @@ class StepDoesNotMoveWeights(Rule):
 # Learning rates for fine-tuning (TL502, TL503), the optimizer's model (TL504), fp16 on CPU (TL505).
 
 
-
 #: PyTorch's default learning rate of the adaptive optimizers (all far too high for fine-tuning)
 TORCH_DEFAULT_LR = {
     "Adam": 1e-3, "AdamW": 1e-3, "Adamax": 2e-3, "NAdam": 2e-3, "RAdam": 1e-3, "RMSprop": 1e-2,
     "Adagrad": 1e-2, "SparseAdam": 1e-3,
 }
-#: `model = model.to(device)` and friends return the same model
-_SAME_MODEL_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "bfloat16", "double",
-                                 "requires_grad_", "to_empty"})
 #: model families commonly (and correctly) fine-tuned at 1e-3 (T5 with Adafactor), or not pretrained weights
 _HIGH_LR_FAMILIES = ("t5", "byt5", "flan", "ul2",
                      # convolutional image models are far less sensitive to the rate than transformers
                      "resnet", "convnext", "efficientnet", "mobilenet", "regnet", "vgg", "densenet", "yolo")
-
-
-def model_of(ctx, expr: cst.BaseExpression | None, at: cst.CSTNode) -> ModelValue | None:
-    """The model an expression holds, through `model.to(device)`-style calls that return it."""
-    facts = ctx.facts
-    for _ in range(6):
-        if expr is None:
-            return None
-        v = facts.value_of(expr, at)
-        if isinstance(v, ModelValue):
-            return v
-        if isinstance(expr, cst.Name):
-            b = facts.lookup(expr.value, at)
-            if b is None or not isinstance(b.value, cst.Call):
-                return None
-            expr, at = b.value, (b.value if b.value in facts.where else at)
-            continue
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _SAME_MODEL_METHODS:
-            expr = expr.func.value
-            continue
-        return None
-    return None
-
-
-def parameters_owner(expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
-    """`model` in `model.parameters()` / `model.named_parameters()` / a comprehension over them."""
-    if expr is None:
-        return None
-    for call in iter_nodes(expr, (cst.Call,)):
-        f = call.func
-        if isinstance(f, cst.Attribute) and f.attr.value in ("parameters", "named_parameters"):
-            return f.value
-    return None
-
-
-def torch_optimizer(ctx, call: cst.Call) -> str | None:
-    """`AdamW` for a call to `torch.optim.AdamW` (any import spelling), else None."""
-    qn = ctx.facts.callee(call) or ""
-    if qn.startswith("torch.optim.") and not qn.startswith("torch.optim.lr_scheduler"):
-        return qn.rsplit(".", 1)[-1]
-    return None
-
-
-def optimizer_model(ctx, call: cst.Call) -> tuple[cst.BaseExpression, ModelValue | None] | None:
-    """(the `model` expression, its value) of `torch.optim.X(model.parameters(), ...)`; the params may be
-    given through a name (`params = [p for p in model.parameters() if ...]`)."""
-    facts = ctx.facts
-    params = argument(call, "params", 0)
-    owner = parameters_owner(params)
-    if owner is None and isinstance(params, cst.Name):
-        b = facts.lookup(params.value, call)
-        if b is not None and isinstance(b.value, cst.BaseExpression):
-            owner = parameters_owner(b.value)
-    if owner is None:
-        return None
-    return owner, model_of(ctx, owner, call)
 
 
 _FREEZES = re.compile(r"requires_grad\s*=\s*False|requires_grad_\(\s*(?:requires_grad\s*=\s*)?False|\bfreeze")
@@ -257,7 +179,7 @@ class TorchOptimizerDefaultLr(Rule):
             ("from_pretrained",), ("transformers",))
 
     def visit_Call(self, node: cst.Call) -> None:
-        cls = torch_optimizer(self.ctx, node)
+        cls = torch_optimizer(self.ctx.facts, node)
         if cls not in TORCH_DEFAULT_LR or has_star_kwargs(node):
             return
         if argument(node, "lr", 1) is not None:
@@ -269,7 +191,7 @@ class TorchOptimizerDefaultLr(Rule):
             for e in params.elements if isinstance(e, cst.Element)
         ) and params.elements:
             return  # every parameter group sets its own lr
-        found = optimizer_model(self.ctx, node)
+        found = optimizer_model(self.ctx.facts, node)
         if found is None or not fine_tuned_model(self.ctx, found[1]):
             return
         model = found[1]
@@ -314,7 +236,7 @@ class HighLearningRate(Rule):
         qn = facts.callee(node) or ""
         if qn in TRAINING_ARGS_CLASSES:
             self._training_arguments(node)
-        elif torch_optimizer(self.ctx, node) is not None:
+        elif torch_optimizer(self.ctx.facts, node) is not None:
             self._torch(node)
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile":
             self._keras(node)
@@ -362,7 +284,7 @@ class HighLearningRate(Rule):
                     continue
             m = argument(call, "model", 0)
             if m is not None:
-                models.append(model_of(self.ctx, m, call))
+                models.append(model_of(self.ctx.facts, m, call))
             else:
                 init = facts.function_def(argument(call, "model_init"), call)
                 if init is not None:
@@ -375,18 +297,16 @@ class HighLearningRate(Rule):
         return models[0]
 
     def _torch(self, node: cst.Call) -> None:
-        if torch_optimizer(self.ctx, node) not in TORCH_DEFAULT_LR:
+        if torch_optimizer(self.ctx.facts, node) not in TORCH_DEFAULT_LR:
             return  # SGD rates live on another scale (ViT is fine-tuned with SGD at 0.003–0.03)
-        found = optimizer_model(self.ctx, node)
+        found = optimizer_model(self.ctx.facts, node)
         if found is None or not fine_tuned_model(self.ctx, found[1]):
             return
         self._check(argument(node, "lr", 1), node, f"`{self.ctx.code(node.func)}(lr=...)`", found[1],
                     "use `lr=2e-5` (up to 5e-5)")
 
     def _keras(self, node: cst.Call) -> None:
-        from trainlint.stages.s4_loss.rules import compiled_model
-
-        model = compiled_model(self.ctx, node)
+        model = compiled_model(self.ctx.facts, node)
         if not fine_tuned_model(self.ctx, model):
             return
         facts = self.ctx.facts
@@ -446,7 +366,7 @@ class OptimizerOnReplacedModel(Rule):
         return text if len(text) <= 60 else "..."
 
     def visit_Call(self, node: cst.Call) -> None:
-        if torch_optimizer(self.ctx, node) is None:
+        if torch_optimizer(self.ctx.facts, node) is None:
             return
         facts = self.ctx.facts
         owner = parameters_owner(argument(node, "params", 0))

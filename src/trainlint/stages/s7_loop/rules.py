@@ -9,6 +9,7 @@ import weakref
 import libcst as cst
 
 from trainlint.facts import CallValue, dotted, iter_nodes, literal
+from trainlint.facts.models import optimizer_model, torch_optimizer
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
@@ -350,13 +351,11 @@ class WrongTrainEvalMode(Rule):
         """The models the optimizer trains: owners of `torch.optim.X(model.parameters())`; without one, the
         models called with gradients on in a training loop that are not named like a frozen teacher /
         reference / EMA copy (those are meant to stay in eval mode)."""
-        from trainlint.stages.s5_optimizer.rules import optimizer_model, torch_optimizer
-
         facts = self.ctx.facts
         owners = set()
         for call in facts.index.get("Call", ()):
-            if torch_optimizer(self.ctx, call) is not None:
-                found = optimizer_model(self.ctx, call)
+            if torch_optimizer(self.ctx.facts, call) is not None:
+                found = optimizer_model(self.ctx.facts, call)
                 if found is not None and dotted(found[0]):
                     owners.add(dotted(found[0]))
         if owners:

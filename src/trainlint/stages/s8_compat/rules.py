@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 
 import libcst as cst
 
@@ -18,7 +17,10 @@ from trainlint.facts import (
     literal,
     positional,
 )
+from trainlint.facts.models import compiled_model
+from trainlint.facts.versions import legacy_keras_env
 from trainlint.findings import Applicability, Severity
+from trainlint.pins import INSTALLED, keras_3, versions_of
 from trainlint.rule import Rule, register
 
 
@@ -48,21 +50,21 @@ class RemovedName(Rule):
         raise NotImplementedError
 
     def _old_version(self) -> bool:
-        """The script pins (`# dependencies = ["datasets<3"]`), or the settings target / the environment
-        has, a release from before the removal."""
-        if script_requires_below(self.ctx.source, self.dist, self.removed_in):
-            return True
-        v = self.ctx.settings.version(self.dist)
-        return v is not None and v < self.removed_in
+        """The script runs a release from before the removal: its install command, its requirements,
+        its project's, the configured target or the installed version (see trainlint.pins)."""
+        return versions_of(self.ctx).below(self.dist, self.removed_in)
 
     def _severity(self) -> Severity:
         return Severity.WARNING if self._old_version() else Severity.ERROR
 
     def _message(self) -> str:
         since = ".".join(map(str, self.removed_in))
+        pin = versions_of(self.ctx).pin(self.dist)
+        runs = f" (this script runs with {pin.describe()})" if pin is not None and pin.level != INSTALLED else ""
         if self._old_version():
-            return f"`{self.module}.{self.attr}` is deprecated and gone from {self.dist} {since}: {self.symptom()} after an upgrade"
-        return f"`{self.module}.{self.attr}` was removed in {self.dist} {since}: {self.symptom()}"
+            return (f"`{self.module}.{self.attr}` is deprecated and gone from {self.dist} {since}{runs}: "
+                    f"{self.symptom()} after an upgrade")
+        return f"`{self.module}.{self.attr}` was removed in {self.dist} {since}{runs}: {self.symptom()}"
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.relative or node.module is None:
@@ -112,6 +114,8 @@ class LoadMetricRemoved(RemovedName):
     fix = Applicability.SAFE
     module, attr, removed_in, dist = "datasets", "load_metric", (3, 0), "datasets"
     replacement = "use `evaluate.load(...)` (`pip install evaluate`; `import evaluate`)"
+    probe = ("The ImportError/AttributeError for `load_metric` is reported under this code at the script's own line; "
+             "a Trainer that gets built shows the name was not needed.")
 
     def symptom(self) -> str:
         return "\"ImportError: cannot import name 'load_metric' from 'datasets'\""
@@ -156,6 +160,8 @@ class TransformersAdamWRemoved(RemovedName):
     fix = Applicability.SAFE
     module, attr, removed_in, dist = "transformers", "AdamW", (4, 50), "transformers"
     replacement = "use `torch.optim.AdamW` (same arguments; `correct_bias` is always on)"
+    probe = ("The ImportError/AttributeError for `transformers.AdamW` is reported under this code at the script's own "
+             "line; a Trainer that gets built shows the name was not needed.")
 
     def symptom(self) -> str:
         return "\"ImportError: cannot import name 'AdamW' from 'transformers'\""
@@ -231,15 +237,16 @@ class RenamedKeyword(Rule):
             return
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == self.old:
-                v = self.ctx.settings.version("transformers")
                 callee = self.ctx.code(node.func)
-                # the script's own pin (`# dependencies = ["transformers<5"]`) wins over the installed version
-                if script_requires_below(self.ctx.source, "transformers", (5,)) or (v is not None and v < (5,)):
-                    msg = (f"`{callee}({self.old}=...)` is deprecated: it is a TypeError on transformers 5 "
+                # the script's own pins (`!pip install transformers==4.30`, its requirements.txt) first
+                pin = versions_of(self.ctx).pin("transformers")
+                runs = f" (this script runs with {pin.describe()})" if pin is not None and pin.level != INSTALLED else ""
+                if pin is not None and pin.below((5,)):
+                    msg = (f"`{callee}({self.old}=...)` is deprecated{runs}: it is a TypeError on transformers 5 "
                            f"(\"unexpected keyword argument '{self.old}'\")")
                     sev = Severity.WARNING
                 else:
-                    msg = (f"`{callee}({self.old}=...)` fails on transformers 5: \"TypeError: __init__() got an "
+                    msg = (f"`{callee}({self.old}=...)` fails on transformers 5{runs}: \"TypeError: __init__() got an "
                            f"unexpected keyword argument '{self.old}'\"")
                     sev = Severity.ERROR
                 fix = None
@@ -337,65 +344,17 @@ class MetricLoadedAsDataset(Rule):
 # transformers 5 and Keras 3 (TL807–TL809).
 
 
-
-#: lines that can declare the script's requirements: `!pip install ...`, `%pip`, `uv add`, and comments
-#: (a PEP 723 `# /// script` block: `# dependencies = ["transformers<5"]`)
-_REQ_LINE = re.compile(r"^\s*(?:[!%]\s*)?(?:pip3?\b|uv\b|python3?\s+-m\s+pip|#).*$", re.M)
-_SPEC = re.compile(r"(==|>=|<=|~=|!=|<|>)\s*([0-9][\w.*]*)")
-
-
-def _specs(source: str, dist: str) -> list[tuple[str, tuple[int, ...]]]:
-    """The version specifiers the script itself declares for ``dist``."""
-    if dist not in source:
-        return []
-    pattern = re.compile(rf"(?<![\w-]){re.escape(dist)}\s*(?:\[[^\]]*\])?\s*((?:(?:==|>=|<=|~=|!=|<|>)\s*[0-9][\w.*]*\s*,?\s*)+)")
-    out = []
-    for line in _REQ_LINE.finditer(source):
-        for m in pattern.finditer(line.group(0)):
-            for op, text in _SPEC.findall(m.group(1)):
-                nums = []
-                for part in text.split("."):
-                    if not part.isdigit():
-                        break
-                    nums.append(int(part))
-                if nums:
-                    out.append((op, tuple(nums)))
-    return out
-
-
-def script_requires_at_least(source: str, dist: str, version: tuple[int, ...]) -> bool:
-    """The script declares ``dist`` at ``version`` or newer (`transformers>=5`, `keras==3.6`)."""
-    return any(op in (">=", ">", "==", "~=") and v >= version for op, v in _specs(source, dist))
-
-
-def script_requires_below(source: str, dist: str, version: tuple[int, ...]) -> bool:
-    """The script pins ``dist`` below ``version`` (`transformers<5`, `transformers==4.46.0`)."""
-    for op, v in _specs(source, dist):
-        if op == "<" and v <= version:
-            return True
-        if op in ("<=", "==") and v < version:
-            return True
-        if op == "~=" and len(v) >= 2 and v[:-1] < version[: len(v) - 1]:  # ~=4.40: below 5
-            return True
-    return False
-
-
 def transformers_5(rule: Rule, *, needs_tensorflow: bool = False) -> bool:
-    """Evidence that the script runs with transformers ≥ 5: the script's own requirements, else the
-    configured target version, else the installed one (for TensorFlow scripts, only when TensorFlow is
-    installed too: an environment without it says nothing about where the script runs)."""
+    """Evidence that the script runs with transformers ≥ 5, in the order of trainlint.pins: its install
+    command (unpinned: the latest release), its requirements, its project's, the configured target, the
+    installed version (for TensorFlow scripts, only when TensorFlow is installed too: an environment
+    without it says nothing about where the script runs)."""
     from trainlint.config import installed_version
 
-    source = rule.ctx.source
-    if script_requires_below(source, "transformers", (5,)):
+    pin = versions_of(rule.ctx).pin("transformers")
+    if pin is None or pin.below((5,)):
         return False
-    if script_requires_at_least(source, "transformers", (5,)):
-        return True
-    settings = rule.ctx.settings
-    v = settings.version("transformers")
-    if v is None or v < (5,):
-        return False
-    if needs_tensorflow and "transformers" not in settings.target_versions:
+    if needs_tensorflow and pin.level == INSTALLED:
         return any(installed_version(d) for d in ("tensorflow", "tensorflow-cpu", "tensorflow-macos", "tf-keras"))
     return True
 
@@ -418,6 +377,8 @@ class TFModelOnTransformers5(Rule):
     code = "TL807"
     name = "tf-model-on-transformers-5"
     severity = Severity.ERROR
+    probe = ("A Keras run that reaches `model.fit` shows the TensorFlow classes exist (checked); the ImportError of a "
+             "removed class is reported as TL707 at the script's own line.")
     #: a `TF…` name or helper imported from (or read on) transformers, or one of its TensorFlow modules
     gate = (("TF*", *sorted(_TF_HELPERS), *(m.split(".", 1)[1] + "*" for m in _TF_MODULES)), ("transformers",))
 
@@ -425,7 +386,8 @@ class TFModelOnTransformers5(Rule):
         self.report(
             node,
             f"{what} transformers 5 removed TensorFlow (and Flax) support, and this script runs with transformers ≥ 5 "
-            "(its requirements, the configured target or the installed version): the import fails with \"ImportError: cannot import name ... from 'transformers'\"",
+            f"({versions_of(self.ctx).pin('transformers').describe()}): the import fails with \"ImportError: cannot "
+            "import name ... from 'transformers'\"",
             hint="train the PyTorch class (`AutoModelFor…` with `Trainer`), or pin `transformers<5` for this script "
             "(e.g. a `# /// script` block with `dependencies = [\"transformers<5\", \"tf-keras\"]`)",
         )
@@ -455,11 +417,6 @@ class TFModelOnTransformers5(Rule):
             self._report(node, f"`transformers.{node.attr.value}` is TensorFlow API of transformers 4:")
 
 
-def _legacy_keras_env(source: str) -> bool:
-    """The script sets `TF_USE_LEGACY_KERAS=1` itself (then `tensorflow.keras` is tf-keras)."""
-    return re.search(r"""TF_USE_LEGACY_KERAS["']\s*(?:\]\s*=|,)\s*["'](?:1|true|True)["']""", source) is not None
-
-
 @register
 class TFKerasOptimizerKeras3(Rule):
     """A `tensorflow.keras` / `keras` optimizer object compiled into a transformers TF model under Keras 3."""
@@ -474,9 +431,7 @@ class TFKerasOptimizerKeras3(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile"):
             return
-        from trainlint.stages.s4_loss.rules import compiled_model
-
-        model = compiled_model(self.ctx, node)
+        model = compiled_model(self.ctx.facts, node)
         if model is None or not model.tf:
             return
         facts = self.ctx.facts
@@ -489,9 +444,9 @@ class TFKerasOptimizerKeras3(Rule):
         raw = facts.raw_qualname(opt.func) or ""
         if not (raw.startswith("tensorflow.keras.") or raw.startswith("keras.")) or raw.startswith("keras.src"):
             return
-        if raw.startswith("tensorflow.keras.") and _legacy_keras_env(self.ctx.source):
+        if raw.startswith("tensorflow.keras.") and legacy_keras_env(self.ctx.source):
             return
-        if not self._keras3():
+        if not keras_3(self.ctx):
             return
         self.report(
             opt,
@@ -501,17 +456,6 @@ class TFKerasOptimizerKeras3(Rule):
             hint="import the optimizer from tf-keras (`from tf_keras.optimizers import Adam`), or use "
             "`transformers.create_optimizer(...)`, or set `os.environ[\"TF_USE_LEGACY_KERAS\"] = \"1\"` before importing tensorflow",
         )
-
-    def _keras3(self) -> bool:
-        """Evidence of Keras 3: the script's own requirements (`keras>=3`, `tensorflow>=2.16`), else the
-        configured or installed keras. No evidence: nothing is reported."""
-        source = self.ctx.source
-        if script_requires_below(source, "keras", (3,)) or script_requires_below(source, "tensorflow", (2, 16)):
-            return False
-        if script_requires_at_least(source, "keras", (3,)) or script_requires_at_least(source, "tensorflow", (2, 16)):
-            return True
-        keras = self.ctx.settings.version("keras")
-        return keras is not None and keras >= (3,)
 
 
 #: tokenizer classes whose transformers 5 constructor still reads `vocab_file`
