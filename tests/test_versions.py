@@ -4,12 +4,17 @@ target-versions, then what is installed."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from support import run_cli
 from trainlint.config import Settings
+from trainlint.engine import lint_file
+from trainlint.findings import Severity
+from trainlint.notebook import lint_notebook_text
 from trainlint.pins import (
     CONFIGURED,
     INSTALL,
@@ -104,6 +109,8 @@ def repo(tmp_path: Path) -> Path:
 
 
 def _project(path: Path) -> dict[str, tuple]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch()
     return {d: (p.upper, p.where) for d, p in project_pins(str(path)).items()}
 
 
@@ -120,8 +127,7 @@ def test_requirement_files_next_to_the_script_then_up_to_the_repository_root(rep
         "accelerate": (None, "requirements.txt"),
         "transformers": ((5,), "pyproject.toml"),
         "torch": (None, "pyproject.toml"),
-        "tensorflow": ((2, 16), "pyproject.toml"),
-    }
+    }  # not tensorflow: an optional dependency describes another environment, not the scripts' stack
 
 
 def test_poetry_and_conda_environment_files(repo: Path):
@@ -139,9 +145,13 @@ def test_poetry_and_conda_environment_files(repo: Path):
 
 def test_outside_a_repository_only_the_scripts_own_directory_counts(tmp_path: Path):
     (tmp_path / "requirements.txt").write_text("transformers==4.30\n")
-    (tmp_path / "sub").mkdir()
     assert _project(tmp_path / "sub" / "train.py") == {}
     assert _project(tmp_path / "train.py") == {"transformers": ((4, 30), "requirements.txt")}
+
+
+def test_a_name_that_is_not_a_file_has_no_project(tmp_path: Path):
+    (tmp_path / "requirements.txt").write_text("transformers==4.30\n")
+    assert project_pins(str(tmp_path / "snippet.py")) == {} and project_pins("<stdin>") == {}
 
 
 def test_an_edited_requirement_file_is_read_again(repo: Path):
@@ -156,6 +166,7 @@ def test_the_order_of_evidence(repo: Path):
     script = repo / "train.py"
     (repo / "requirements.txt").write_text("transformers==4.40\nkeras<3\n")
     settings = Settings(target_versions={"transformers": "4.20", "keras": "3.0", "datasets": "2.0"})
+    script.touch()
     v = Versions("pass  # tl-magic-0 !pip install transformers==4.30\nimport transformers\n", str(script), settings)
     assert (v.pin("transformers").upper, v.pin("transformers").level) == ((4, 30), INSTALL)
     assert (v.pin("keras").upper, v.pin("keras").level) == ((3,), PROJECT)
@@ -163,3 +174,111 @@ def test_the_order_of_evidence(repo: Path):
     assert v.pin("torch").level == INSTALLED  # the test environment has torch
     assert v.pin("no-such-library") is None
     assert v.below("transformers", (4, 31)) and not v.below("transformers", (4, 30))
+
+
+# ---------------------------------------------------------------------------------------------
+# The rules: code pinned to an old stack is judged for that stack.
+
+TRAINER_CELLS = [
+    "from transformers import AdamW, Trainer, TrainingArguments\n"
+    "args = TrainingArguments('out', evaluation_strategy='epoch')\n"
+    "trainer = Trainer(model=model, args=args, tokenizer=tokenizer)\n",
+]
+
+
+def _notebook(install: str | None, cells=TRAINER_CELLS) -> str:
+    sources = ([install] if install else []) + cells
+    return json.dumps({
+        "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": s}
+                  for s in sources],
+        "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5,
+    })
+
+
+def _compat(result) -> dict[str, Severity]:
+    return {f.code: f.severity for f in result.findings if f.code.startswith("TL8")}
+
+
+def test_a_notebook_pinned_to_an_old_stack_gets_no_error_for_apis_removed_later(tmp_path: Path):
+    nb = _notebook("!pip install -q transformers==4.30.2 \\\n    datasets evaluate")
+    result = lint_notebook_text(nb, str(tmp_path / "course.ipynb"), Settings())
+    assert _compat(result) == {"TL802": Severity.WARNING, "TL804": Severity.WARNING, "TL805": Severity.WARNING}
+    tl805 = next(f for f in result.findings if f.code == "TL805")
+    assert "deprecated" in tl805.message and "transformers==4.30.2" in tl805.message
+
+
+def test_an_unpinned_install_means_the_latest_release(tmp_path: Path):
+    """`!pip install transformers` installs transformers 5, whatever the linting environment has."""
+    old = Settings(target_versions={"transformers": "4.30"})
+    pinned_by_config = lint_notebook_text(_notebook(None), str(tmp_path / "a.ipynb"), old)
+    assert set(_compat(pinned_by_config).values()) == {Severity.WARNING}
+    latest = lint_notebook_text(_notebook("!pip install transformers datasets"), str(tmp_path / "b.ipynb"), old)
+    assert _compat(latest) == {"TL802": Severity.ERROR, "TL804": Severity.ERROR, "TL805": Severity.ERROR}
+
+
+def test_the_projects_requirements_decide_for_its_scripts(repo: Path):
+    script = repo / "examples" / "glue" / "train.py"
+    script.write_text(TRAINER_CELLS[0])
+    (repo / "requirements.txt").write_text("transformers>=4.30,<5\n")
+    # the newest 4.x: `tokenizer=`/`evaluation_strategy=` deprecated there, `AdamW` gone since 4.50
+    assert _compat(lint_file(script, Settings())) == {"TL802": Severity.ERROR, "TL804": Severity.WARNING,
+                                                       "TL805": Severity.WARNING}
+    (repo / "requirements.txt").write_text("transformers>=4.30,<4.40\n")
+    assert set(_compat(lint_file(script, Settings())).values()) == {Severity.WARNING}
+    # the script's own install command is stronger evidence than the project's files
+    script.write_text("# !pip install -U transformers\n" + TRAINER_CELLS[0])
+    assert set(_compat(lint_file(script, Settings())).values()) == {Severity.ERROR}
+
+
+TF_SCRIPT = textwrap.dedent(
+    """\
+    from transformers import TFAutoModelForSequenceClassification
+
+    model = TFAutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+    """
+)
+
+
+def test_tensorflow_classes_are_judged_by_the_notebooks_pin(tmp_path: Path):
+    old = lint_notebook_text(_notebook("%pip install transformers==4.44 tensorflow", [TF_SCRIPT]),
+                             str(tmp_path / "tf.ipynb"), Settings())
+    assert _compat(old) == {}
+    new = lint_notebook_text(_notebook("%pip install transformers tensorflow", [TF_SCRIPT]),
+                             str(tmp_path / "tf.ipynb"), Settings())
+    assert _compat(new) == {"TL807": Severity.ERROR}
+    assert "`transformers` (latest) in its install command" in next(f.message for f in new.findings if f.code == "TL807")
+
+
+def test_the_result_cache_sees_an_edited_requirement_file(repo: Path):
+    script = repo / "train.py"
+    script.write_text(TRAINER_CELLS[0])
+    (repo / "requirements.txt").write_text("transformers==4.30\n")
+    first = run_cli("--output-format", "json", "--select", "TL805", "train.py", cwd=repo)
+    assert [f["severity"] for f in json.loads(first.stdout)] == ["warning"]
+    (repo / "requirements.txt").write_text("transformers>=5\n")
+    second = run_cli("--output-format", "json", "--select", "TL805", "train.py", cwd=repo)
+    assert [f["severity"] for f in json.loads(second.stdout)] == ["error"]
+
+
+KERAS_SCRIPT = textwrap.dedent(
+    """\
+    from tensorflow.keras.optimizers import Adam
+    from transformers import TFAutoModelForSequenceClassification
+
+    model = TFAutoModelForSequenceClassification.from_pretrained("distilbert-base-uncased", num_labels=2)
+    model.compile(optimizer=Adam(learning_rate=5e-5))
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "install, expected",
+    [
+        ("!pip install transformers==4.44 tensorflow==2.15", {}),  # TensorFlow 2.15: Keras 2
+        ("!pip install transformers==4.44 tensorflow==2.17", {"TL808": Severity.ERROR}),  # Keras 3
+        ("!pip install transformers==4.44 'keras<3' tensorflow", {}),  # Keras 2 named: it decides
+    ],
+)
+def test_keras_3_is_judged_by_the_notebooks_install_cell(tmp_path: Path, install, expected):
+    result = lint_notebook_text(_notebook(install, [KERAS_SCRIPT]), str(tmp_path / "k.ipynb"), Settings())
+    assert _compat(result) == expected

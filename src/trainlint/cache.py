@@ -6,6 +6,8 @@ One JSON entry per (file content, file name, settings, trainlint build) under ``
 - the file's bytes,
 - its display name (rules and ``per-file-ignores`` may depend on it) and the codes enabled for it,
 - ``Settings.cache_key()`` (selection, per-file ignores, target versions, installed library versions),
+- the requirement files that speak for the file (``requirements.txt`` & co. up to the repository
+  root: :func:`trainlint.pins.project_key`),
 - the trainlint version and a fingerprint of its own source files (a rule edited in a development
   checkout invalidates the cache without a version bump).
 
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from trainlint import __version__
+from trainlint.pins import project_key
 
 #: The on-disk format; bump when the entry layout changes.
 FORMAT = 1
@@ -56,11 +59,14 @@ class Cache:
             f"{build_fingerprint()}\0{settings.cache_key()}".encode(), digest_size=16
         ).digest()
         self._dir_ready = False
+        self._project_keys: dict[str, str] = {}
 
     def key(self, data: bytes, display: str) -> str:
         codes = ",".join(sorted(self.settings.codes_for(display)))
         h = hashlib.blake2b(self._base, digest_size=20)
         h.update(display.encode("utf-8", "surrogateescape") + b"\0" + codes.encode() + b"\0")
+        # the requirement files next to it and up to the repository root (version evidence)
+        h.update(project_key(display, self._project_keys).encode("utf-8", "surrogateescape") + b"\0")
         h.update(data)
         return h.hexdigest()
 

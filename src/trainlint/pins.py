@@ -11,8 +11,9 @@ The order of evidence (the first that names the distribution wins):
 2. **The script's metadata**: a PEP 723 ``# /// script`` block (``dependencies = ["transformers<5"]``),
    then any other comment naming a version (``# transformers==4.30.2``).
 3. **The project's requirement files**: ``requirements.txt``, ``pyproject.toml`` (``[project]``
-   dependencies and optional dependencies, Poetry dependencies), ``setup.cfg``
-   (``install_requires``, ``extras_require``), ``environment.yml`` (conda and its ``pip:`` list),
+   and Poetry dependencies; optional dependencies and dev groups are not evidence: a ``test`` extra
+   describes a test environment), ``setup.cfg`` (``install_requires``), ``environment.yml`` (conda
+   and its ``pip:`` list),
    next to the script, then in each directory above it up to the repository root (the directory
    holding ``.git``); the nearest file that names the library wins.
 4. The configured ``target-versions``.
@@ -98,13 +99,15 @@ class Pin:
         return self.upper is None
 
     def describe(self) -> str:
-        """``the notebook's `!pip install transformers==4.30` `` and the like, for messages."""
+        """The evidence in words, for messages: ``transformers==4.30 in its install command``."""
         if self.level == INSTALLED:
             return f"the installed {self.dist} {self.text}"
         if self.level == CONFIGURED:
-            return f"target-versions {self.dist} = {self.text}"
-        where = f" in {self.where}" if self.where else ""
-        return f"`{self.text}`{where}"
+            return f"target-versions {self.dist} = {self.text!r}"
+        latest = " (latest)" if self.latest else ""
+        where = {INSTALL: "its install command", SCRIPT: self.where or "its comments",
+                 PROJECT: self.where}.get(self.level, self.where)
+        return f"`{self.text}`{latest} in {where}"
 
 
 def _trim(v: Version) -> Version:
@@ -297,12 +300,10 @@ def _parse_file(path: Path) -> dict[str, Pin]:
         project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
         deps = project.get("dependencies", [])
         reqs = [d.split(";")[0] for d in deps if isinstance(d, str)] if isinstance(deps, list) else []
-        optional = project.get("optional-dependencies", {})
-        if isinstance(optional, dict):
-            reqs += [d.split(";")[0] for group in optional.values() if isinstance(group, list)
-                     for d in group if isinstance(d, str)]
+        # optional dependencies and dev groups are not evidence: a project's `test` extra describes
+        # its test environment, not the stack its scripts were written for
         poetry = data.get("tool", {}).get("poetry", {}) if isinstance(data.get("tool"), dict) else {}
-        for key in ("dependencies", "dev-dependencies"):
+        for key in ("dependencies",):
             table = poetry.get(key, {}) if isinstance(poetry, dict) else {}
             for name, value in (table.items() if isinstance(table, dict) else ()):
                 if isinstance(value, dict):
@@ -319,9 +320,6 @@ def _parse_file(path: Path) -> dict[str, Pin]:
             return {}
         if cp.has_option("options", "install_requires"):
             reqs += cp.get("options", "install_requires").splitlines()
-        if cp.has_section("options.extras_require"):
-            for _, value in cp.items("options.extras_require"):
-                reqs += value.splitlines()
     else:  # environment.yml: `- transformers=4.30` (conda) and `- transformers==4.30` (its pip list)
         reqs = [m.group(1) for m in re.finditer(r"(?m)^\s*-\s+([A-Za-z][^#\n]*)", text)]
     out: dict[str, Pin] = {}
@@ -359,8 +357,9 @@ def _repo_root(directory: Path) -> Path | None:
 
 def project_dirs(filename: str) -> list[Path]:
     """The directories whose requirement files speak for ``filename``: its own, then each one up to
-    the repository root (only its own when it is in no repository)."""
-    if not filename or filename.startswith("<") or filename == "-":
+    the repository root (only its own when it is in no repository). None for a name that is not a
+    file (``<stdin>``, a snippet's made-up name)."""
+    if not filename or filename.startswith("<") or filename == "-" or not os.path.isfile(filename):
         return []
     try:
         directory = Path(filename).resolve().parent
@@ -386,10 +385,17 @@ def project_pins(filename: str) -> dict[str, Pin]:
     return pins
 
 
-def project_key(filename: str) -> str:
+def project_key(filename: str, memo: dict | None = None) -> str:
     """The requirement files that speak for ``filename`` (name, mtime, size): part of the result
-    cache's key, so that editing requirements.txt re-lints the scripts under it."""
-    return repr([(str(d), _stamp(d)) for d in project_dirs(filename)])
+    cache's key, so that editing requirements.txt re-lints the scripts under it. ``memo``: the
+    answers of this run by directory (one look per directory, not per file)."""
+    parent = os.path.dirname(os.path.abspath(filename)) if filename and not filename.startswith("<") else ""
+    if memo is not None and parent in memo:
+        return memo[parent]
+    key = repr([(str(d), _stamp(d)) for d in project_dirs(filename)])
+    if memo is not None:
+        memo[parent] = key
+    return key
 
 
 # ---------------------------------------------------------------------------------------------
@@ -452,3 +458,23 @@ def versions_of(ctx) -> Versions:
         v = Versions(ctx.source, ctx.filename, ctx.settings)
         ctx._versions = v
     return v
+
+
+def keras_3(ctx) -> bool:
+    """The script runs under Keras 3 (where `tensorflow.keras` is Keras 3 too): the strongest evidence
+    about `keras` (3 or newer) or about TensorFlow (2.16 or newer, which brings Keras 3) decides; on
+    equal footing, evidence of Keras 2 wins. TensorFlow counts only when the script or its project
+    names it (an installed TensorFlow says nothing about the Keras a script imports). No evidence:
+    False (nothing is reported)."""
+    v = versions_of(ctx)
+    says = []
+    keras = v.pin("keras")
+    if keras is not None:
+        says.append((keras.level, keras.at_least((3,))))
+    tf = v.pin("tensorflow", down_to=PROJECT)
+    if tf is not None:
+        says.append((tf.level, tf.at_least((2, 16))))
+    if not says:
+        return False
+    strongest = min(level for level, _ in says)
+    return all(yes for level, yes in says if level == strongest)

@@ -20,8 +20,9 @@ from trainlint.facts import (
     literal,
 )
 from trainlint.facts.models import compiled_model, model_of, optimizer_model, parameters_owner, torch_optimizer
-from trainlint.facts.versions import keras3, legacy_keras_env
+from trainlint.facts.versions import legacy_keras_env
 from trainlint.findings import Applicability, Severity
+from trainlint.pins import keras_3
 from trainlint.rule import Rule, register
 
 #: Keras's default learning rate for each optimizer named by a string
@@ -82,7 +83,7 @@ class StringOptimizer(Rule):
         if cls is None:
             return None
         spelled = codemod.keras_prefix(self.ctx, "optimizers", add=False)
-        if (not legacy_keras_env(self.ctx.source) and keras3(self.ctx.source, self.ctx.settings)) and (spelled is None or not spelled[0].startswith(codemod.local_name(self.ctx, "tf_keras") or "tf_keras")):
+        if (not legacy_keras_env(self.ctx.source) and keras_3(self.ctx)) and (spelled is None or not spelled[0].startswith(codemod.local_name(self.ctx, "tf_keras") or "tf_keras")):
             # Keras 3: `tensorflow.keras` objects do not fit a transformers (tf-keras) model (TL808)
             got = (codemod.ensure_name(self.ctx, "transformers.AdamWeightDecay", "from transformers import AdamWeightDecay",
                                        "AdamWeightDecay") if key == "adam" else

@@ -17,8 +17,9 @@ from trainlint.facts import (
     positional,
 )
 from trainlint.facts.models import compiled_model
-from trainlint.facts.versions import keras3, legacy_keras_env, script_requires_at_least, script_requires_below
+from trainlint.facts.versions import legacy_keras_env
 from trainlint.findings import Applicability, Severity
+from trainlint.pins import INSTALLED, keras_3, versions_of
 from trainlint.rule import Rule, register
 
 
@@ -48,21 +49,21 @@ class RemovedName(Rule):
         raise NotImplementedError
 
     def _old_version(self) -> bool:
-        """The script pins (`# dependencies = ["datasets<3"]`), or the settings target / the environment
-        has, a release from before the removal."""
-        if script_requires_below(self.ctx.source, self.dist, self.removed_in):
-            return True
-        v = self.ctx.settings.version(self.dist)
-        return v is not None and v < self.removed_in
+        """The script runs a release from before the removal: its install command, its requirements,
+        its project's, the configured target or the installed version (see trainlint.pins)."""
+        return versions_of(self.ctx).below(self.dist, self.removed_in)
 
     def _severity(self) -> Severity:
         return Severity.WARNING if self._old_version() else Severity.ERROR
 
     def _message(self) -> str:
         since = ".".join(map(str, self.removed_in))
+        pin = versions_of(self.ctx).pin(self.dist)
+        runs = f" (this script runs with {pin.describe()})" if pin is not None and pin.level != INSTALLED else ""
         if self._old_version():
-            return f"`{self.module}.{self.attr}` is deprecated and gone from {self.dist} {since}: {self.symptom()} after an upgrade"
-        return f"`{self.module}.{self.attr}` was removed in {self.dist} {since}: {self.symptom()}"
+            return (f"`{self.module}.{self.attr}` is deprecated and gone from {self.dist} {since}{runs}: "
+                    f"{self.symptom()} after an upgrade")
+        return f"`{self.module}.{self.attr}` was removed in {self.dist} {since}{runs}: {self.symptom()}"
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.relative or node.module is None:
@@ -235,15 +236,16 @@ class RenamedKeyword(Rule):
             return
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == self.old:
-                v = self.ctx.settings.version("transformers")
                 callee = self.ctx.code(node.func)
-                # the script's own pin (`# dependencies = ["transformers<5"]`) wins over the installed version
-                if script_requires_below(self.ctx.source, "transformers", (5,)) or (v is not None and v < (5,)):
-                    msg = (f"`{callee}({self.old}=...)` is deprecated: it is a TypeError on transformers 5 "
+                # the script's own pins (`!pip install transformers==4.30`, its requirements.txt) first
+                pin = versions_of(self.ctx).pin("transformers")
+                runs = f" (this script runs with {pin.describe()})" if pin is not None and pin.level != INSTALLED else ""
+                if pin is not None and pin.below((5,)):
+                    msg = (f"`{callee}({self.old}=...)` is deprecated{runs}: it is a TypeError on transformers 5 "
                            f"(\"unexpected keyword argument '{self.old}'\")")
                     sev = Severity.WARNING
                 else:
-                    msg = (f"`{callee}({self.old}=...)` fails on transformers 5: \"TypeError: __init__() got an "
+                    msg = (f"`{callee}({self.old}=...)` fails on transformers 5{runs}: \"TypeError: __init__() got an "
                            f"unexpected keyword argument '{self.old}'\"")
                     sev = Severity.ERROR
                 fix = None
@@ -342,21 +344,16 @@ class MetricLoadedAsDataset(Rule):
 
 
 def transformers_5(rule: Rule, *, needs_tensorflow: bool = False) -> bool:
-    """Evidence that the script runs with transformers ≥ 5: the script's own requirements, else the
-    configured target version, else the installed one (for TensorFlow scripts, only when TensorFlow is
-    installed too: an environment without it says nothing about where the script runs)."""
+    """Evidence that the script runs with transformers ≥ 5, in the order of trainlint.pins: its install
+    command (unpinned: the latest release), its requirements, its project's, the configured target, the
+    installed version (for TensorFlow scripts, only when TensorFlow is installed too: an environment
+    without it says nothing about where the script runs)."""
     from trainlint.config import installed_version
 
-    source = rule.ctx.source
-    if script_requires_below(source, "transformers", (5,)):
+    pin = versions_of(rule.ctx).pin("transformers")
+    if pin is None or pin.below((5,)):
         return False
-    if script_requires_at_least(source, "transformers", (5,)):
-        return True
-    settings = rule.ctx.settings
-    v = settings.version("transformers")
-    if v is None or v < (5,):
-        return False
-    if needs_tensorflow and "transformers" not in settings.target_versions:
+    if needs_tensorflow and pin.level == INSTALLED:
         return any(installed_version(d) for d in ("tensorflow", "tensorflow-cpu", "tensorflow-macos", "tf-keras"))
     return True
 
@@ -388,7 +385,8 @@ class TFModelOnTransformers5(Rule):
         self.report(
             node,
             f"{what} transformers 5 removed TensorFlow (and Flax) support, and this script runs with transformers ≥ 5 "
-            "(its requirements, the configured target or the installed version): the import fails with \"ImportError: cannot import name ... from 'transformers'\"",
+            f"({versions_of(self.ctx).pin('transformers').describe()}): the import fails with \"ImportError: cannot "
+            "import name ... from 'transformers'\"",
             hint="train the PyTorch class (`AutoModelFor…` with `Trainer`), or pin `transformers<5` for this script "
             "(e.g. a `# /// script` block with `dependencies = [\"transformers<5\", \"tf-keras\"]`)",
         )
@@ -447,7 +445,7 @@ class TFKerasOptimizerKeras3(Rule):
             return
         if raw.startswith("tensorflow.keras.") and legacy_keras_env(self.ctx.source):
             return
-        if not keras3(self.ctx.source, self.ctx.settings):
+        if not keras_3(self.ctx):
             return
         self.report(
             opt,
