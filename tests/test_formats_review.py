@@ -5,17 +5,13 @@ from __future__ import annotations
 import io
 import json
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
-import jsonschema
 import pytest
 
-from support import ROOT, SHARED, run_cli
+from support import ROOT, run_cli, validate_sarif
 from trainlint.config import Settings
 from trainlint.engine import lint_text
 from trainlint.formats import Run, get_writer
-
-SARIF_SCHEMA = SHARED / "schemas" / "sarif-schema-2.1.0.json"
 
 #: findings with fixes (TL805 safe, TL301 unsafe) and without (TL101), one non-ASCII line, a duplicate
 SOURCE = '''\
@@ -58,15 +54,10 @@ def test_the_sample_has_findings_with_and_without_fixes():
 # SARIF
 
 
-def _validate_sarif(log: dict) -> None:
-    schema = json.loads(SARIF_SCHEMA.read_text())
-    jsonschema.validators.validator_for(schema)(schema).validate(log)
-
-
 def test_sarif_validates_with_and_without_fixes():
     findings, text = _render("sarif")
     log = json.loads(text)
-    _validate_sarif(log)
+    validate_sarif(log)
     results = log["runs"][0]["results"]
     assert len(results) == len(findings)
     with_fix = [r for r in results if "fixes" in r]
@@ -74,7 +65,7 @@ def test_sarif_validates_with_and_without_fixes():
     # an empty run validates too
     empty = io.StringIO()
     get_writer("sarif")([], empty, Run())
-    _validate_sarif(json.loads(empty.getvalue()))
+    validate_sarif(json.loads(empty.getvalue()))
 
 
 def test_sarif_meets_github_code_scanning_requirements():
@@ -300,7 +291,7 @@ def test_cli_formats_with_a_script_and_a_notebook(fmt, tmp_path):
     assert proc.returncode == 1, proc.stderr
     if fmt == "sarif":
         log = json.loads(proc.stdout)
-        _validate_sarif(log)
+        validate_sarif(log)
         nb_results = [r for r in log["runs"][0]["results"]
                       if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "nb.ipynb"]
         assert nb_results and nb_results[0]["properties"]["cell"] == 1

@@ -1,4 +1,4 @@
-"""trainlint never crashes, hangs or loses a finding on odd input (issue 7).
+"""trainlint never crashes, hangs or loses a finding on odd input.
 
 - every file of CPython's standard library and of the transformers source: no internal error
   (TL003), and a file that does not parse gives exactly one TL001; the rule gates lose nothing there;
@@ -91,6 +91,7 @@ def _check_fixes(results, texts: dict[str, str]) -> None:
 # Real code
 
 
+@pytest.mark.slow
 def test_standard_library_has_no_internal_errors(tmp_path):
     """Each stdlib module with ``import torch`` put in front, so that every file is parsed and every
     rule (select=ALL) runs on it — as-is only 15 of them mention an ML framework."""
@@ -125,6 +126,7 @@ def _transformers_files() -> list[Path]:
     return sorted(corpus.rglob("*.py"))
 
 
+@pytest.mark.slow
 def test_transformers_source_has_no_internal_errors():
     files = _transformers_files()
     assert len(files) > 1000
@@ -136,6 +138,7 @@ def test_transformers_source_has_no_internal_errors():
     _same_findings_with_gates(files, results, texts)
 
 
+@pytest.mark.slow
 def test_fixes_over_real_code_with_seeded_bugs():
     """The two corpora above hold almost nothing fixable, so the autofix check there is thin. Here
     every 40th transformers file gets the Example blocks of every rule with an autofix appended —

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -10,18 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from support import need_modules
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-
-
-def _have_torch_stack() -> bool:
-    return all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "datasets", "tokenizers"))
 
 
 @pytest.fixture(scope="session")
 def tiny_torch(tmp_path_factory) -> Path:
     """Directory with ``bert/`` (tiny encoder checkpoint + tokenizer) and ``mnli.csv`` (600 rows)."""
-    if not _have_torch_stack():
-        pytest.fail("torch/transformers/datasets/tokenizers are not installed: run ./scripts/test, which builds the test environment")
+    need_modules("torch", "transformers", "datasets", "tokenizers")
     out = tmp_path_factory.mktemp("tiny_torch")
     # Build in a child process: the test process itself never imports torch.
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}

@@ -5,14 +5,14 @@ tests do not: TL207, TL305, TL308, TL405, TL406, TL407, TL504, TL506, TL602, TL6
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 
 import pytest
 
+from support import need_modules
+
 pytestmark = pytest.mark.probe
 
-if not all(importlib.util.find_spec(m) for m in ("torch", "transformers", "datasets")):
-    raise ImportError("torch/transformers/datasets are not installed: run ./scripts/test, which builds the test environment")
+need_modules("torch", "transformers", "datasets")
 
 
 class RecordingHarness:
