@@ -298,3 +298,14 @@ def test_declared_source_encoding_is_honoured_and_kept_by_fix(tmp_path):
     (tmp_path / "nodecl.py").write_bytes(src.split(b"\n", 1)[1])
     proc = run_cli("nodecl.py", cwd=tmp_path)
     assert "TL002" in proc.stdout and "no encoding declared" in proc.stdout
+
+
+def test_top_level_help_shows_the_lint_options():
+    out = run_cli("--help").stdout
+    assert "trainlint check --help" in out
+    for option in ("--select", "--output-format", "--probe", "--fix", "--fail-on"):
+        assert option in out
+    commands = dict(re.findall(r"^  (check|rule|rules|server)\s+(.+)$", out, re.M))
+    assert set(commands) == {"check", "rule", "rules", "server"}
+    for name, summary in commands.items():
+        assert summary.endswith(".") and not summary.endswith("..."), f"{name}: summary cut short: {summary!r}"

@@ -32,6 +32,17 @@ class DefaultGroup(click.Group):
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """After the commands: the lint options, which belong to ``check`` (the default command)."""
+        check = self.commands.get("check")
+        if check is not None:
+            sub = click.Context(check, info_name="check", parent=ctx)
+            records = [r for p in check.get_params(sub)
+                       if isinstance(p, click.Option) and not getattr(p, "is_eager", False) and (r := p.get_help_record(sub)) is not None]
+            with formatter.section("Lint options (`trainlint [check] PATH... [OPTIONS]`, also in `trainlint check --help`)"):
+                formatter.write_dl(records)
+        super().format_epilog(ctx, formatter)
+
 
 def _split_codes(values: tuple[str, ...]) -> list[str]:
     return [c.strip() for v in values for c in v.split(",") if c.strip()]
@@ -47,7 +58,7 @@ def main() -> None:
     """
 
 
-@main.command(context_settings={"ignore_unknown_options": False})
+@main.command(context_settings={"ignore_unknown_options": False}, short_help="Lint files and directories (the default command).")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (TL3, TL301, ALL); replaces the default set.")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
@@ -282,12 +293,6 @@ def _cache(settings, cache_dir, no_cache):
     return Cache(cache_dir or settings.cache_dir or (settings.project_root or Path.cwd()) / DIRNAME, settings)
 
 
-def _unreadable(f):
-    from trainlint.engine import FileResult, _meta_finding
-
-    return FileResult(f.display, [_meta_finding("TL002", f.display, f"cannot read: {f.error}", 1, 1)])
-
-
 def _statistics(findings, out) -> None:
     from trainlint.rule import all_rules
 
@@ -323,7 +328,7 @@ def _probe(file_paths, findings, run, python, timeout, rows, tiny_model, overfit
     return report.findings, report.outcome != "reached-training"
 
 
-@main.command("rule")
+@main.command("rule", short_help="Print the document of one rule.")
 @click.argument("code")
 def rule_cmd(code: str) -> None:
     """Print the document of rule CODE (e.g. TL301)."""
@@ -336,7 +341,8 @@ def rule_cmd(code: str) -> None:
     text = doc_text(rule.code)
     click.echo(f"{rule.code} {rule.name}")
     click.echo(f"stage: {rule.stage().value} ({rule.stage().label}) · severity: {rule.severity.value} · "
-               f"default: {'on' if rule.default else 'off'} · probe: {'yes' if rule.probe else 'no'} · "
+               f"default: {'on' if rule.default else 'off'} · static: {'yes' if rule.has_static_check() else 'no'} · "
+               f"probe: {'yes' if rule.probe else 'no'} · "
                f"autofix: {rule.fix.value if rule.fix else 'none'}")
     click.echo(rule_url(rule.code))
     click.echo()
@@ -347,7 +353,7 @@ def rule_cmd(code: str) -> None:
         click.echo(body.strip())
 
 
-@main.command("rules")
+@main.command("rules", short_help="List the rule catalog.")
 @click.option("--output-format", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--all", "show_all", is_flag=True, help="Include the meta codes (TL0xx).")
 def rules_cmd(output_format: str, show_all: bool) -> None:
@@ -371,7 +377,7 @@ def rules_cmd(output_format: str, show_all: bool) -> None:
                    f"{'yes' if r.probe else 'no':<5}  {r.fix.value if r.fix else '-'}")
 
 
-@main.command("server")
+@main.command("server", short_help="Language server over stdio (LSP).")
 def server_cmd() -> None:
     """Language server over stdio (LSP): diagnostics, fixes, noqa and rule docs in the editor.
 
