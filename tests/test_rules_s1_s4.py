@@ -1021,3 +1021,103 @@ def test_tl103_quiet_when_the_label_column_is_dropped():
     texts = load_dataset("imdb", split="train[:1000]").remove_columns("label")
     """
     assert codes(dropped, "TL103") == []
+
+
+# ---------------------------------------------------------------------------------------------
+# TL301 on models that already have their head
+
+
+def test_tl301_quiet_for_a_fine_tuned_checkpoint_loaded_for_inference():
+    # in the shape of an evaluation script over MNLI with a fine-tuned checkpoint whose name says nothing
+    src = """
+    from datasets import load_dataset
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    ds = load_dataset("glue", "mnli", split="validation_matched")
+    tok = AutoTokenizer.from_pretrained("{ckpt}")
+    model = AutoModelForSequenceClassification.from_pretrained("{ckpt}")
+    preds = [model(**tok(p, h, return_tensors="pt")).logits.argmax(-1) for p, h in zip(ds["premise"], ds["hypothesis"])]
+    """
+    assert codes(src.format(ckpt="textattack/bert-base-uncased-MNLI"), "TL301") == []
+    assert codes(src.format(ckpt="./outputs/best"), "TL301") == []
+    # a base checkpoint has no head yet: the random 2-output head is wrong whatever the script does with it
+    assert codes(src.format(ckpt="bert-base-uncased"), "TL301") == ["TL301"]
+    # the same unnamed checkpoint, trained here on MNLI without num_labels
+    trained = src.format(ckpt="my-org/roberta-v2").replace(
+        "preds = ", "from transformers import Trainer, TrainingArguments\n"
+        "    Trainer(model=model, args=TrainingArguments('o'), train_dataset=ds)\n    preds = ")
+    assert codes(trained, "TL301") == ["TL301"]
+
+
+def test_tl301_quiet_for_the_directory_the_script_saved():
+    src = """
+    from datasets import load_dataset
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, Trainer, TrainingArguments
+    raw = load_dataset("glue", "mnli")
+    tok = AutoTokenizer.from_pretrained("bert-base-cased")
+    ds = raw.map(lambda b: tok(b["premise"], b["hypothesis"], truncation=True), batched=True)
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=3)
+    args = TrainingArguments(output_dir="mnli-out")
+    trainer = Trainer(model=model, args=args, train_dataset=ds["train"], processing_class=tok)
+    trainer.train()
+    trainer.save_model("./mnli-final")
+    again = Trainer(model=AutoModelForSequenceClassification.from_pretrained({ckpt}), args=args,
+                    train_dataset=ds["train"], processing_class=tok)
+    again.train()
+    """
+    for ckpt in ('"./mnli-final"', '"mnli-out/checkpoint-500"', "args.output_dir", 'f"{args.output_dir}/checkpoint-500"'):
+        assert codes(src.format(ckpt=ckpt), "TL301") == [], ckpt
+    assert codes(src.format(ckpt='"bert-base-cased"'), "TL301") == ["TL301"]
+
+
+TL301_LOOP = """
+import torch
+{data}
+from transformers import AutoModelForSequenceClassification
+model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased")
+optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+for batch in loader:
+    {labels}
+    model(**batch, labels=labels).loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+"""
+
+
+def test_tl301_binary_evidence_from_the_metric_tfds_and_the_labels():
+    labels = 'labels = batch.pop("label")'
+    # nothing says how many classes: information, `--probe` reads the labels
+    [f] = lint(TL301_LOOP.format(data="", labels=labels), "TL301")
+    assert f.severity.value == "info"
+    for data in ('import evaluate\nmetric = evaluate.load("glue", "mrpc")',
+                 'import tensorflow_datasets as tfds\ndata = tfds.load("glue/mrpc")',
+                 'from sklearn.metrics import f1_score\nf1 = lambda p, y: f1_score(y, p, average="binary")'):
+        assert codes(TL301_LOOP.format(data=data, labels=labels), "TL301") == [], data
+    for dummy in ("labels = torch.zeros(8, dtype=torch.long)", "labels = torch.randint(0, 2, (8,))",
+                  "labels = torch.randint(2, (8,))"):
+        assert codes(TL301_LOOP.format(data="", labels=dummy), "TL301") == [], dummy
+    assert codes(TL301_LOOP.format(data="", labels="labels = torch.randint(0, 5, (8,))"), "TL301") == ["TL301"]
+    # the metric names a three-class task: that is the data's class count
+    [f] = lint(TL301_LOOP.format(data='import tensorflow_datasets as tfds\ndata = tfds.load("glue/mnli")', labels=labels),
+               "TL301")
+    assert f.severity.value == "error" and "3 classes" in f.message
+
+
+def test_tl303_quiet_for_an_inference_only_model():
+    # in the shape of accelerate's examples/inference/pippy/gpt2.py: a latency benchmark, never trained
+    src = """
+    import torch
+    from transformers import AutoModelForSequenceClassification
+    model = AutoModelForSequenceClassification.from_pretrained("gpt2")
+    model.eval()
+    with torch.no_grad():
+        output = model(torch.randint(0, 50257, (1, 1024)))
+    """
+    assert codes(src, "TL303") == []
+    trained = src + """
+    optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+    for batch in loader:
+        model(**batch).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    """
+    assert codes(trained, "TL303") == ["TL303"]

@@ -9,10 +9,12 @@ import libcst as cst
 from trainlint import codemod, knowledge
 from trainlint.facts import (
     TRAINER_WORDS,
+    TRAINING_ARGS_CLASSES,
     DatasetValue,
     ModelValue,
     TFDatasetValue,
     argument,
+    dotted,
     has_star_kwargs,
     iter_nodes,
     keyword,
@@ -22,7 +24,11 @@ from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
 #: checkpoints that most likely already carry a fine-tuned classification head of their own
-_FINETUNED = re.compile(r"finetuned|fine-tuned|mnli|sst-?2|emotion|sentiment|ner\b|-ner|conll|squad|classif|imdb|xnli", re.I)
+_FINETUNED = re.compile(r"finetuned|fine-tuned|mnli|sst-?2|emotion|sentiment|ner\b|-ner|conll|squad|classif|imdb|xnli"
+                        r"|checkpoint-\d+", re.I)
+
+#: checkpoint names of pretrained base models (`bert-base-cased`, `microsoft/deberta-v3-large`): no head yet
+_BASE_CHECKPOINT = re.compile(r"(?:^|[-_/])(?:base|large|small|medium|mini|tiny|xl|xxl|cased|uncased)$", re.I)
 
 
 def dataset_for_model(ctx, model_call: cst.Call) -> knowledge.DatasetInfo | None:
@@ -69,17 +75,24 @@ class MissingNumLabels(Rule):
             return
         if has_star_kwargs(node) or keyword(node, "config") or keyword(node, "id2label"):
             return
+        given_arg = keyword(node, "num_labels")
+        if given_arg is None and _saved_here(self.ctx, node):
+            return  # the script's own saved model: it has the script's head
+        if given_arg is None and not _model_trained(self.ctx, node) and not (
+                isinstance(value.checkpoint, str) and _BASE_CHECKPOINT.search(value.checkpoint)):
+            return  # a classifier loaded and not trained: a fine-tuned checkpoint used with its own head
         info = dataset_for_model(self.ctx, node)
         if info is not None and not _task_matches(info, value.head):
             info = None
+        if info is None and value.head == "sequence-classification":
+            info = _class_count_evidence(self.ctx)
         expected = info.num_labels if info else None
-        given_arg = keyword(node, "num_labels")
         finetuned = isinstance(value.checkpoint, str) and bool(_FINETUNED.search(value.checkpoint))
         cls = value.cls
         if given_arg is None:
             if expected is None:
-                if finetuned or not _trains(self.ctx):
-                    return  # an inference script uses the checkpoint's own head
+                if finetuned or _binary_evidence(self.ctx):
+                    return  # the checkpoint's own head; `average="binary"`, all-zero labels: 2 outputs fit
                 self.report(
                     func,
                     f"`{cls}.from_pretrained` without `num_labels`: the new head has 2 outputs, and trainlint "
@@ -135,11 +148,161 @@ class MissingNumLabels(Rule):
                             self.ctx.replace(given_arg.value, str(expected)))
 
 
-def _trains(ctx) -> bool:
-    """The file trains something: a `Trainer`, a Keras `fit`, or a `backward()` (a hand-written loop)."""
+def _resolves_to(ctx, expr, at, model_call: cst.Call) -> bool | None:
+    """Whether ``expr`` holds the model ``model_call`` made (None: trainlint cannot tell what it holds)."""
+    if expr is None:
+        return None
+    v = ctx.facts.value_of(expr, at)
+    if v is None:
+        return None
+    return isinstance(v, ModelValue) and v.call is model_call  # another value: a scikit-learn estimator, ...
+
+
+def _model_trained(ctx, model_call: cst.Call) -> bool:
+    """The model ``model_call`` loads is trained (or evaluated with labels) in this file: given to a
+    `Trainer` (or built by its `model_init`), fitted with Keras, or its parameters handed to an optimizer /
+    put in train mode in a file that calls `backward()`. Anything trainlint cannot follow counts as
+    trained (the old, file-level answer)."""
     facts = ctx.facts
-    return (next(facts.trainer_calls(), None) is not None or next(facts.method_calls("fit"), None) is not None
-            or next(facts.method_calls("backward"), None) is not None)
+    for call in facts.trainer_calls():
+        if argument(call, "train_dataset", 3) is None and not has_star_kwargs(call) and argument(call, "model_init") is None:
+            continue  # `Trainer(model=m).predict(...)`: an evaluation with the model's own head
+        m = argument(call, "model", 0)
+        if m is None:
+            init = facts.function_def(argument(call, "model_init"), call)
+            if init is None or any(c is model_call for c in iter_nodes(init, (cst.Call,))):
+                return True
+            continue
+        if _resolves_to(ctx, m, call, model_call) is not False:
+            return True
+    for call in facts.method_calls("fit"):
+        if _resolves_to(ctx, call.func.value, call, model_call) is not False:
+            return True
+    if next(facts.method_calls("backward"), None) is not None:
+        uses = [c for name in ("parameters", "named_parameters", "train") for c in facts.method_calls(name)]
+        if not uses:
+            return True
+        for c in uses:
+            recv = c.func.value
+            while isinstance(recv, cst.Attribute) and recv.attr.value in ("module", "base_model", "model"):
+                recv = recv.value  # `model.module.parameters()`
+            if _resolves_to(ctx, recv, c, model_call) is not False:
+                return True
+    return False
+
+
+def _path_parts(expr) -> tuple:
+    """What a path expression starts with: a string constant, a dotted name, the first piece of an
+    f-string / `os.path.join(...)` / `a + "/x"` / `Path(a) / "x"`."""
+    while True:
+        if isinstance(expr, cst.Call) and expr.args and dotted(expr.func) in (
+                "os.path.join", "path.join", "Path", "pathlib.Path", "str"):
+            expr = expr.args[0].value
+        elif isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Divide)):
+            expr = expr.left
+        elif isinstance(expr, cst.FormattedString) and expr.parts:
+            first = expr.parts[0]
+            if isinstance(first, cst.FormattedStringExpression):
+                expr = first.expression
+            else:
+                return ("str", first.value)
+        else:
+            break
+    text = literal(expr)
+    if isinstance(text, str):
+        return ("str", text)
+    d = dotted(expr)
+    return ("name", d) if d else ()
+
+
+def _saved_here(ctx, model_call: cst.Call) -> bool:
+    """The checkpoint is a directory this script writes (`save_pretrained(d)`, `trainer.save_model(d)`,
+    `TrainingArguments(output_dir=d)`, `args.output_dir`): a model with the script's own head."""
+    facts = ctx.facts
+    ckpt = argument(model_call, "pretrained_model_name_or_path", 0)
+    if ckpt is None:
+        return False
+    mine = _path_parts(ckpt)
+    if not mine:
+        return False
+    if mine[0] == "name" and mine[1].endswith(".output_dir"):
+        return True  # `args.output_dir`, `f"{training_args.output_dir}/checkpoint-500"`
+    const = facts.constant(ckpt, model_call) if mine[0] == "name" else mine[1]
+    targets = []
+    for name in ("save_pretrained", "save_model"):
+        targets.extend(argument(c, "save_directory" if name == "save_pretrained" else "output_dir", 0)
+                       for c in facts.method_calls(name))
+    for call in facts.index.get("Call", ()):
+        if (facts.callee(call) or "") in TRAINING_ARGS_CLASSES:
+            targets.append(argument(call, "output_dir", 0))
+    for t in targets:
+        if t is None:
+            continue
+        theirs = _path_parts(t)
+        if theirs and theirs == mine:
+            return True
+        tc = facts.constant(t, t if t in facts.where else model_call)
+        if isinstance(const, str) and isinstance(tc, str) and tc.strip("./") and (
+                const.rstrip("/") == tc.rstrip("/") or const.startswith(tc.rstrip("/") + "/")):
+            return True
+    return False
+
+
+#: metrics that name their dataset: `evaluate.load("glue", "mrpc")`
+_METRIC_LOADERS = frozenset({"evaluate.load", "datasets.load_metric"})
+
+
+def _class_count_evidence(ctx) -> knowledge.DatasetInfo | None:
+    """The classification dataset the file's other evidence names, when no `load_dataset` does:
+    `evaluate.load("glue", "mrpc")`, `tfds.load("glue/mrpc")` (one such dataset, else None)."""
+    facts = ctx.facts
+    found = set()
+    for call in facts.index.get("Call", ()):
+        qn = facts.callee(call) or ""
+        if qn in _METRIC_LOADERS:
+            name, config = facts.constant(argument(call, "path", 0), call), facts.constant(argument(call, "config_name", 1), call)
+            if name == "glue" and isinstance(config, str):
+                found.add(knowledge.dataset_info(name, config))
+        elif qn == "tensorflow_datasets.load":
+            name = facts.constant(argument(call, "name", 0), call)
+            if isinstance(name, str) and "/" in name:
+                ds, _, config = name.partition("/")
+                found.add(knowledge.dataset_info(ds, config.split(":")[0]))
+    found = {i for i in found if i is not None and i.task in ("sequence-classification", "regression")}
+    return found.pop() if len(found) == 1 else None
+
+
+def _binary_evidence(ctx) -> bool:
+    """The file says its labels are 0/1: a metric with `average="binary"`, or labels built as all-zero
+    / 0-1 tensors (`labels=torch.zeros(...)`, `torch.randint(0, 2, ...)`) — the default 2 outputs fit."""
+    facts = ctx.facts
+    given: list = []  # (expression given as the labels, where)
+    for call in facts.index.get("Call", ()):
+        avg = keyword(call, "average")
+        if avg is not None and facts.constant(avg.value, call) == "binary":
+            return True
+        lab = keyword(call, "labels")
+        if lab is not None:
+            given.append((lab.value, call))
+    for assign in facts.index.get("Assign", ()):  # `{"labels": np.random.randint(0, 1, n)}`
+        for el in iter_nodes(assign.value, (cst.DictElement,)):
+            if literal(el.key) in ("labels", "label"):
+                given.append((el.value, assign))
+    for value, call in given:
+        if isinstance(value, cst.Name):
+            b = facts.lookup(value.value, call)
+            value = b.value if b is not None else None
+        if isinstance(value, cst.Call):
+            fn = (dotted(value.func) or "").rsplit(".", 1)[-1]
+            if fn in ("zeros", "zeros_like"):
+                return True
+            if fn == "randint":  # randint(high, size) / randint(low, high, size)
+                b = [facts.constant(a.value, call) for a in value.args[:2] if a.keyword is None]
+                high = b[1] if len(b) > 1 and isinstance(b[1], int) else (
+                    b[0] if b and (len(b) == 1 or isinstance(b[1], (tuple, list))) else None)
+                if isinstance(high, int) and not isinstance(high, bool) and high <= 2:
+                    return True
+    return False
 
 
 def _task_matches(info: knowledge.DatasetInfo, head: str) -> bool:
@@ -266,6 +429,9 @@ class DecoderWithoutPadToken(Rule):
             return
         if keyword(node, "config") is not None or _mentions_pad_token_id(self.ctx):
             return
+        if not _model_trained(self.ctx, node) and any(
+                _resolves_to(self.ctx, c.func.value, c, node) for c in self.ctx.facts.method_calls("eval")):
+            return  # inference (`model.eval()`, never trained): one example per call works
         certain = any(f in low for f in _NO_PAD_CERTAIN)
         tok_note = (" (setting `tokenizer.pad_token` alone does not change `model.config.pad_token_id`)"
                     if "pad_token" in self.ctx.source else "")
