@@ -324,11 +324,94 @@ def test_fixed_keras3_pipeline_overfits_one_batch(kpy: str, tmp_path: Path):
     report, by_code = probe(tmp_path, kpy, PLAIN.format(keras="keras"), overfit=40, args=["--fixed"])
     assert stopped_at_fit(report), explain(report)
     assert [f.code for f in report.findings] == [], explain(report)
-    assert any(n.startswith("overfit: pass") for n in report.notes), explain(report)
+    # --overfit runs at the schedule's peak (warmup_target 1e-2 at step 4), not its current value.
+    assert any(n.startswith("overfit at the schedule's peak learning_rate 0.01") and ": pass" in n
+               for n in report.notes), explain(report)
     assert any("schedule starts at 0 (warmup)" in n for n in report.notes), explain(report)
     assert "TL506" not in by_code, explain(report)
     plot = next(d for d in report.details if d.startswith("overfit one batch"))
     assert "*" in plot and "step 1" in plot
+
+
+# A Keras 3 model whose input does not match the data: fit would raise in the forward pass. The probe
+# must report it (a finding at the fit line), never "all clear".
+SHAPE_MISMATCH = """\
+import numpy as np
+import keras
+
+x = np.random.default_rng(0).normal(size=(64, 5)).astype("float32")
+y = (x[:, 0] > 0).astype("int64")
+inp = keras.Input(shape=(8,))
+model = keras.Model(inp, keras.layers.Dense(2)(inp))
+model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+model.fit(x, y, batch_size=16)
+"""
+
+
+@keras_probe
+def test_keras3_forward_error_is_a_finding_not_all_clear(kpy: str, tmp_path: Path):
+    report, by_code = probe(tmp_path, kpy, SHAPE_MISMATCH)
+    f = by_code.get("TL707")
+    assert f is not None and f.probe.status is ProbeStatus.CONFIRMED, explain(report)
+    assert "forward pass on one batch raises" in f.message and "model.fit() would fail" in f.message
+    assert f.start.row == line_of(SHAPE_MISMATCH, "model.fit("), explain(report)
+
+
+@keras_probe
+def test_head_width_wins_over_a_reassigned_num_labels(kpy: str, tf_fixtures: Path, tmp_path: Path):
+    """id2label reassigned after a 2-output head was built: config.num_labels says 3, the logits have 2
+    columns; labels 0..2 are out of range of the head, and the evidence says why."""
+    text = FIXED.format(fix=str(tf_fixtures)).replace(
+        'from_pretrained(f"{FIX}/bert", num_labels=3)',
+        'from_pretrained(f"{FIX}/bert", num_labels=2)\n'
+        'model.config.id2label = {0: "entailment", 1: "neutral", 2: "contradiction"}',
+    )
+    assert "num_labels=2" in text
+    report, by_code = probe(tmp_path, kpy, text)
+    f = by_code.get("TL106")
+    assert f is not None and f.probe.status is ProbeStatus.CONFIRMED, explain(report)
+    assert "outside [0, 2)" in f.message and "model.config.num_labels = 3" in f.message, f.message
+
+
+# A hand-written GradientTape loop (Keras 3); without --fixed the forward pass runs outside the tape:
+# every gradient is None and the weights never move.
+TAPE_LOOP = """\
+import sys
+import numpy as np
+import tensorflow as tf
+import keras
+
+x = np.random.default_rng(0).normal(size=(32, 8)).astype("float32")
+y = (x[:, 0] > 0).astype("int64")
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(2)])
+optimizer = keras.optimizers.Adam(1e-2)
+loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+for step in range(100):
+    if "--fixed" in sys.argv:
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+    else:
+        logits = model(x, training=True)
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, logits)
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+@keras_probe
+@pytest.mark.parametrize("fixed", [False, True])
+def test_gradient_tape_loop_weights_must_move(kpy: str, tmp_path: Path, fixed: bool):
+    report, by_code = probe(tmp_path, kpy, TAPE_LOOP, args=["--fixed"] if fixed else [])
+    if fixed:
+        assert [f.code for f in report.findings] == [], explain(report)
+        assert any("stopped the GradientTape loop after observing two optimizer steps" in n
+                   for n in report.notes), explain(report)
+        return
+    f = by_code.get("TL506")
+    assert f is not None and f.probe.status is ProbeStatus.CONFIRMED, explain(report)
+    assert "no gradient reached any of the 2 variables" in f.message and "outside" in f.probe.evidence
+    assert f.start.row == line_of(TAPE_LOOP, "optimizer.apply_gradients("), explain(report)
 
 
 # ---------------------------------------------------------------- through the CLI

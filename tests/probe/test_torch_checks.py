@@ -18,13 +18,16 @@ need_modules("torch", "transformers", "datasets")
 class RecordingHarness:
     """The harness API the stage checks use (trainlint.probe.harness), recording instead of emitting."""
 
-    def __init__(self, static_codes=(), overfit=0):
+    raise_check_errors = True  # a bug in a check must fail the test, not become an "incomplete"
+
+    def __init__(self, static_codes=(), overfit=0, tiny_model=False):
+        self.incompletes: list[tuple[str, str, tuple]] = []
         self.findings: list[tuple[str, str, str]] = []
         self.checked_codes: set[str] = set()
         self.notes: list[str] = []
         self.details: list[str] = []
         self.emitted: set[str] = set()
-        self.options = {"static_codes": list(static_codes), "overfit": overfit}
+        self.options = {"static_codes": list(static_codes), "overfit": overfit, "tiny_model": tiny_model}
         self.state: dict = {}
 
     def finding(self, code, message, evidence="", line=None, confirms=(), severity=None):
@@ -37,6 +40,9 @@ class RecordingHarness:
 
     def note(self, text):
         self.notes.append(text)
+
+    def incomplete(self, check, reason, codes=()):
+        self.incompletes.append((check, reason, tuple(codes)))
 
     def detail(self, text):
         self.details.append(text)
@@ -108,10 +114,10 @@ def trainer(tmp_path, model=None, train=None, eval_ds=None, **kw):
                    eval_dataset=eval_ds, **kw)
 
 
-def run(tr, static_codes=(), overfit=0) -> RecordingHarness:
+def run(tr, static_codes=(), overfit=0, tiny_model=False) -> RecordingHarness:
     from trainlint.probe.hooks_torch import probe_trainer
 
-    h = RecordingHarness(static_codes, overfit)
+    h = RecordingHarness(static_codes, overfit, tiny_model)
     probe_trainer(h, tr, "train", 10)
     return h
 
@@ -277,3 +283,85 @@ def test_tiny_model_from_a_large_config_without_weights(torch_stack, tmp_path):
 
     out = model(input_ids=torch.tensor([[1, 5, 9, 0]]), labels=torch.tensor([3]))
     assert out.logits.shape == (1, 5) and torch.isfinite(out.loss)
+
+
+def test_label_range_reads_the_head_not_a_reassigned_config(torch_stack, tmp_path):
+    """id2label reassigned after a 2-output head was built: config.num_labels says 3, the head has 2
+    outputs. The evidence names the head and the mismatch instead of contradicting itself."""
+    model = bert(num_labels=2)
+    model.config.id2label = {0: "entailment", 1: "neutral", 2: "contradiction"}
+    model.config.label2id = {v: k for k, v in model.config.id2label.items()}
+    assert model.config.num_labels == 3 and model.classifier.out_features == 2
+    h = run(trainer(tmp_path, model=model))
+    assert h.codes()[:1] == ["TL106"], h.findings
+    message, evidence = h.findings[0][1], h.findings[0][2]
+    assert "outside [0, 2)" in message and "num_labels = 3" in message and "`classifier` has 2 outputs" in message
+    assert "2.0×" in evidence or "2×" in evidence
+
+
+def _pretrained(tmp_path):
+    from transformers import AutoModelForSequenceClassification
+
+    bert().save_pretrained(tmp_path / "ckpt")
+    return AutoModelForSequenceClassification.from_pretrained(str(tmp_path / "ckpt"))
+
+
+def test_observed_rate_on_a_pretrained_model_is_tl503_without_a_static_finding(torch_stack, tmp_path):
+    h = run(trainer(tmp_path, model=_pretrained(tmp_path), learning_rate=1e-3))
+    assert h.codes() == ["TL503"], h.findings
+    assert "0.001" in h.findings[0][1] and "from_pretrained" in h.evidence("TL503")
+    # The same rate on a model trained from scratch (from_config) is fine.
+    h = run(trainer(tmp_path, model=bert(), learning_rate=1e-3))
+    assert "TL503" not in h.codes() and "TL503" in h.checked_codes
+
+
+def test_step_and_overfit_run_at_the_base_rate_not_the_warmup_value(torch_stack, tmp_path):
+    """A warmup scheduler gives lr 0 now: the probe's step and --overfit use the optimizer's base rate
+    (and say so) instead of confirming TL506/TL706 on a correct script."""
+    import torch
+
+    model = bert()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=5e-3)
+    warmup = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, step / 100))
+    assert optimizer.param_groups[0]["lr"] == 0.0
+    h = run(trainer(tmp_path, model=model, optimizers=(optimizer, warmup)), overfit=25)
+    assert "TL506" not in h.codes() and "TL506" in h.checked_codes, h.findings
+    assert "TL706" not in h.codes(), h.findings
+    assert any("base rate lr=0.005" in n and "--overfit 25" in n for n in h.notes), h.notes
+
+
+def test_a_plateau_on_a_random_tiny_model_is_a_note_not_tl706(torch_stack):
+    import torch
+
+    from trainlint.stages.s7_loop.probe import report_overfit
+
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(2))], lr=1e-4)
+    flat = [1.0986] * 10
+    h = RecordingHarness(tiny_model=True)
+    report_overfit(h, flat, optimizer, "--overfit 10: one batch", 3)
+    assert h.codes() == [] and any("random --tiny-model" in n and "plateaus" in n for n in h.notes), h.notes
+    h = RecordingHarness()
+    report_overfit(h, flat, optimizer, "--overfit 10: one batch", 3)
+    assert h.codes() == ["TL706"] and "lr=0.0001" in h.findings[0][1]
+
+
+def test_a_batch_without_labels_names_the_batch_keys(torch_stack, tmp_path):
+    from datasets import Dataset
+
+    no_labels = Dataset.from_dict({"input_ids": [[2, 5 + i, 6, 3] for i in range(16)]})
+    h = run(trainer(tmp_path, train=no_labels))
+    assert h.codes() == ["TL707"], h.findings
+    assert "no labels" in h.findings[0][1] and "'input_ids'" in h.findings[0][1]
+
+
+def test_a_failing_optimizer_step_is_a_finding_not_all_clear(torch_stack, tmp_path):
+    import torch
+
+    class Broken(torch.optim.SGD):
+        def step(self, closure=None):
+            raise RuntimeError("sparse gradients are not supported")
+
+    model = bert()
+    h = run(trainer(tmp_path, model=model, optimizers=(Broken(model.parameters(), lr=0.1), None)))
+    assert h.codes() == ["TL707"], h.findings
+    assert "optimizer.step() fails" in h.findings[0][1] and "sparse gradients" in h.findings[0][1]

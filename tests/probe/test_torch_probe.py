@@ -237,7 +237,8 @@ def test_loop_without_zero_grad_and_in_eval_mode(tiny_env, tmp_path):
     [lr] = by_code(report, "TL502")
     assert lr.probe.status is ProbeStatus.CONFIRMED and "0.001" in lr.probe.evidence
     [other] = by_code(report, "TL705")
-    assert other.probe.status is ProbeStatus.NOT_REACHED
+    # A code the loop probe has no check for is neither confirmed nor cleared by the run.
+    assert other.probe.status not in (ProbeStatus.CONFIRMED, ProbeStatus.NOT_REPRODUCED)
     assert any("--tiny-model" in n for n in report.notes), report.notes
     assert any("two optimizer steps" in n for n in report.notes)
 

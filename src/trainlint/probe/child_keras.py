@@ -12,7 +12,10 @@ before the script does. Both Keras flavours are handled, whatever ``tf.keras`` m
   a ``tf.data.Dataset`` was made from, so the label range covers the whole label column cheaply.
 
 At ``fit``, one real batch is taken from what was passed (``tf.data.Dataset``, arrays, dicts), the stage
-checks run in pipeline order (``stages/s*/probe_keras.py``) and the script is stopped without training.
+checks registered with ``@probe_check(..., framework="keras", path="fit")`` in ``stages/s*/probe_keras.py``
+run in pipeline order, and the script is stopped without training. A hand-written ``GradientTape`` loop
+(no ``fit``) is observed through the optimizer's ``apply_gradients`` for two steps
+(``stages/s7_loop/probe_keras.py``).
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ import sys
 import types
 from typing import Any
 
-#: The tf.data.Dataset objects made by ``to_tf_dataset``: id -> (dataset, info). The dataset is kept
-#: alive so that the id stays valid for the short life of the probe.
-_TF_DATASETS: dict[int, tuple[Any, dict[str, Any]]] = {}
+from trainlint.probe import keras_util as ku
+from trainlint.probe.checks import emits
+
+emits("TL807", "TL808", framework="keras", where="model.fit reached / Keras 3 object given to tf-keras")
 
 _MISSING = object()
 
@@ -146,6 +150,9 @@ def _on_keras(h: types.ModuleType, mod: types.ModuleType, name: str) -> None:
         except ImportError:
             return
     _patch_model_class(h, Model)
+    from trainlint.stages.s7_loop import probe_keras as loop
+
+    h.guarded("GradientTape loop observer", loop.install_tape_observer, h, name)
 
 
 def _on_transformers_tf(h: types.ModuleType, mod: types.ModuleType) -> None:
@@ -171,7 +178,7 @@ def _on_arrow_dataset(h: types.ModuleType, mod: types.ModuleType) -> None:
             names = ["batch_size", "columns", "shuffle", "collate_fn", "drop_remainder", "collate_fn_args", "label_cols"]
             bound = dict(zip(names, args))
             bound.update(kwargs)
-            _TF_DATASETS[id(result)] = (
+            ku.remember_tf_dataset(
                 result,
                 {
                     "hf_dataset": self,
@@ -195,13 +202,6 @@ def _as_list(value: Any) -> list[str] | None:
     if isinstance(value, str):
         return [value]
     return list(value)
-
-
-def tf_dataset_info(obj: Any) -> dict[str, Any] | None:
-    got = _TF_DATASETS.get(id(obj))
-    if got is None or got[0] is not obj:
-        return None
-    return got[1]
 
 
 # ---------------------------------------------------------------- the probe at fit()
@@ -243,12 +243,9 @@ _FIT_PARAMS = ("x", "y", "batch_size", "epochs", "verbose", "callbacks", "valida
 
 
 def probe_fit(h: types.ModuleType, model: Any, args: tuple, kwargs: dict, line: int | None) -> None:
-    from trainlint.stages.s1_data import probe_keras as s1
-    from trainlint.stages.s2_batching import probe_keras as s2
-    from trainlint.stages.s3_model import probe_keras as s3
-    from trainlint.stages.s4_loss import probe_keras as s4
-    from trainlint.stages.s5_optimizer import probe_keras as s5
-    from trainlint.stages.s7_loop import probe_keras as s7
+    """Run the registered Keras checks of every stage (``@probe_check(..., framework="keras",
+    path="fit")`` in ``stages/s*/probe_keras.py``) in pipeline order on one real batch."""
+    from trainlint.probe import checks
 
     fit_args = dict(zip(_FIT_PARAMS, args))
     fit_args.update(kwargs)
@@ -261,23 +258,6 @@ def probe_fit(h: types.ModuleType, model: Any, args: tuple, kwargs: dict, line: 
     )
     # The script got as far as fit: the TF model classes exist in this environment.
     h.checked("TL807", "TL808")
-    steps = [
-        ("batching", s2.take_batch),
-        ("batching", s2.check_batch),
-        ("model", s3.check_forward),  # before the label range: it needs the number of classes
-        ("data", s1.check_label_range),
-        ("loss", s4.check_loss),
-        ("optimizer", s5.check_optimizer),
-        ("optimizer", s5.check_step),
-    ]
     with h.busy():
-        s5.set_eager(st, True)  # one eager step costs less than tracing the train function
-        for name, fn in steps:
-            h.phase(name)
-            h.guarded(name, fn, h, st)
-            if st.stop:
-                break
-        overfit = int(h.options.get("overfit") or 0)
-        if overfit > 0 and not st.stop:
-            h.phase("overfit")
-            h.guarded("overfit", s7.overfit, h, st, overfit)
+        ku.set_eager(st, True)  # one eager step costs less than tracing the train function
+        checks.run(h, st, "keras", "fit")

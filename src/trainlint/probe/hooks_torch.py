@@ -21,6 +21,10 @@ import os
 import types
 from typing import Any
 
+from trainlint.probe.checks import emits
+
+emits("TL804", "TL805", "TL801", "TL802", framework="torch", where="Trainer built (API breaks did not happen)")
+
 
 def install(h: types.ModuleType) -> None:
     h.when_imported("torch", lambda m: _on_torch(h, m))
@@ -157,44 +161,17 @@ class PipelineState:
 
 
 def probe_trainer(h: types.ModuleType, trainer: Any, method: str, line: int | None) -> None:
-    from trainlint.stages.s1_data import probe as s1
-    from trainlint.stages.s2_batching import probe as s2
-    from trainlint.stages.s3_model import probe as s3
-    from trainlint.stages.s4_loss import probe as s4
-    from trainlint.stages.s5_optimizer import probe as s5
-    from trainlint.stages.s6_evaluation import probe as s6
-    from trainlint.stages.s7_loop import probe as s7
+    """Run the registered Trainer checks of every stage (``@probe_check(..., framework="torch",
+    path="trainer")`` in ``stages/s*/probe.py``) in pipeline order on the Trainer."""
+    from trainlint.probe import checks
 
     # The Trainer and its TrainingArguments were built: the API breaks did not happen.
     h.checked("TL804", "TL805", "TL801", "TL802")
     st = PipelineState(trainer, method, line)
     reached = h.elapsed()
     h.note(f"probe reached trainer.{method}() at {h.where(line)}; {type(trainer).__name__} with {type(st.model).__name__}")
-    steps = [
-        ("data", s1.check_trainer_data),
-        ("labels", s4.check_label_dtype),
-        ("batching", s2.check_train_batch),
-        ("model", s3.check_forward),
-        ("loss", s4.check_loss),
-        ("gradients", s3.check_gradients),
-        ("optimizer", s5.check_trainer_step),
-    ]
-    import torch
-
     with h.busy():
-        for name, fn in steps:
-            h.phase(name)
-            h.guarded(name, fn, h, st)
-            if st.stop:
-                break
-        # Evaluation is independent of the training batch: probe it even when training failed.
-        h.phase("evaluation")
-        with torch.no_grad():
-            h.guarded("evaluation", s6.check_trainer_eval, h, st)
-        overfit = int(h.options.get("overfit") or 0)
-        if overfit > 0 and not st.stop:
-            h.phase("overfit")
-            h.guarded("overfit", s7.overfit_trainer, h, st, overfit)
+        checks.run(h, st, "torch", "trainer")
     loading = h.state.get("load_dataset_seconds")
     h.note(f"timings: the script reached trainer.{method}() after {reached:.1f}s (imports, data, model"
            + (f"; load_dataset {loading:.1f}s" if loading is not None else "") + "); "

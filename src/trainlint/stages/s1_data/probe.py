@@ -8,11 +8,12 @@
 
 from __future__ import annotations
 
-import inspect
 from collections import Counter
 from typing import Any
 
-LABEL_COLUMNS = ("labels", "label", "label_ids")
+from trainlint.probe.checks import probe_check
+from trainlint.probe.torch_util import LABEL_COLUMNS, classes_of, format_counts, forward_arguments, unwrap_model
+from trainlint.probe.torch_util import num as _num
 
 
 # ---------------------------------------------------------------- load_dataset: cut + whole label column
@@ -112,44 +113,6 @@ def _short(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def unwrap_model(model: Any) -> Any:
-    inner = model
-    for _ in range(4):
-        nxt = getattr(inner, "module", None)
-        if nxt is None or nxt is inner:
-            break
-        inner = nxt
-    return inner
-
-
-def forward_arguments(model: Any) -> tuple[set[str], bool]:
-    """Names the model's ``forward`` accepts, and whether it accepts any keyword (**kwargs untyped)."""
-    model = unwrap_model(model)
-    try:
-        sig = inspect.signature(model.forward)
-    except (TypeError, ValueError):
-        return set(), True
-    names: set[str] = set()
-    any_kw = False
-    for p in sig.parameters.values():
-        if p.kind is inspect.Parameter.VAR_KEYWORD:
-            ann = p.annotation
-            keys = getattr(ann, "__annotations__", None)
-            if keys is None:
-                # `**kwargs: Unpack[TransformersKwargs]` shows the TypedDict in __args__.
-                for arg in getattr(ann, "__args__", ()) or ():
-                    keys = getattr(arg, "__annotations__", None)
-                    if keys is not None:
-                        break
-            if keys is None:
-                any_kw = True
-            else:
-                names.update(keys)
-        elif p.kind is not inspect.Parameter.VAR_POSITIONAL:
-            names.add(p.name)
-    return names, any_kw
-
-
 def label_column(columns: list[str]) -> str | None:
     for c in LABEL_COLUMNS:
         if c in columns:
@@ -186,20 +149,7 @@ def label_counts(h: Any, ds: Any, column: str) -> tuple[Counter | None, str]:
     return own, sampled or f"whole label column of the Trainer's train_dataset, {sum(own.values())} rows"
 
 
-def format_counts(counts: Counter, limit: int = 12) -> str:
-    items = sorted(counts.items(), key=lambda kv: (str(type(kv[0])), kv[0]))
-    text = ", ".join(f"{_num(v)}×{c}" for v, c in items[:limit])
-    if len(items) > limit:
-        text += f", … ({len(items)} values)"
-    return text
-
-
-def _num(v: Any) -> str:
-    if isinstance(v, float) and v.is_integer():
-        return f"{v:.1f}"
-    return str(v)
-
-
+@probe_check("TL101", "TL106", "TL301", framework="torch", path="trainer", phase="data")
 def check_trainer_data(h: Any, st: Any) -> None:
     trainer = st.trainer
     ds = trainer.train_dataset
@@ -249,11 +199,11 @@ def check_trainer_data(h: Any, st: Any) -> None:
         return
     column = label_column(columns)
     config = getattr(model, "config", None)
-    num_labels = getattr(config, "num_labels", None)
-    if column is None or num_labels is None:
+    if column is None or getattr(config, "num_labels", None) is None:
         return
+    num_labels, classes_source, mismatch = classes_of(model)
     counts, source = label_counts(h, ds, column)
-    if not counts:
+    if not counts or num_labels is None:
         return
     st.label_counts = counts
     if not all(isinstance(v, (int, float, bool)) for v in counts):
@@ -267,10 +217,11 @@ def check_trainer_data(h: Any, st: Any) -> None:
             h.finding(
                 "TL106",
                 f"label values {', '.join(_num(v) for v in values)} are outside [0, {num_labels}): "
-                f"the model has num_labels={num_labels} but the labels have {len(counts)} classes",
+                + (f"{mismatch}; " if mismatch else f"the model has num_labels={num_labels} but ")
+                + f"the labels have {len(counts)} classes",
                 evidence=(
-                    f"{source}: {format_counts(counts)}; model.config.num_labels = {num_labels} → out of range: "
-                    f"{format_counts(bad)}"
+                    f"{source}: {format_counts(counts)}; {classes_source} → out of range: {format_counts(bad)}"
+                    + (f"; {mismatch}" if mismatch else "")
                 ),
                 line=st.line,
                 confirms=("TL301",),

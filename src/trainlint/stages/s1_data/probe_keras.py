@@ -15,6 +15,7 @@ import types
 from typing import Any
 
 from trainlint.probe import keras_util as ku
+from trainlint.probe.checks import incomplete, probe_check
 
 SCAN_MAX_BATCHES = 200
 SCAN_MAX_ROWS = 50_000
@@ -77,13 +78,11 @@ def _column_counts(h: types.ModuleType, st: Any) -> tuple[dict[Any, int], str] |
 def _scan_dataset(st: Any) -> tuple[Any, str] | None:
     import numpy as np
 
-    from trainlint.stages.s2_batching.probe_keras import _unpack
-
     chunks, rows, batches = [], 0, 0
     t0 = time.monotonic()
     complete = True
     for element in st.dataset:
-        features, y, _ = _unpack(element)
+        features, y, _ = ku.unpack(element)
         if y is not None:
             if isinstance(y, dict) and len(y) == 1:
                 y = next(iter(y.values()))
@@ -112,9 +111,7 @@ def _batch_loss_behaviour(st: Any, bad_mask: Any) -> str:
 
     try:
         if st.transformers and hasattr(st.features, "keys"):
-            from trainlint.stages.s3_model.probe_keras import features_without_labels
-
-            feats = dict(features_without_labels(st))
+            feats = dict(ku.features_without_labels(st))
             feats["labels"] = st.features[st.label_name] if st.label_keys else st.labels
             out = st.model(feats, training=False)
             loss = getattr(out, "loss", None)
@@ -133,15 +130,17 @@ def _batch_loss_behaviour(st: Any, bad_mask: Any) -> str:
         return f"on this CPU the loss raises {ku.first_line(exc)} (on a GPU these samples get a NaN loss instead)"
 
 
+# After the model stage's forward pass (order 300): the range is the head's output width.
+@probe_check("TL106", "TL301", framework="keras", path="fit", order=350, phase="data")
 def check_label_range(h: types.ModuleType, st: Any) -> None:
     import numpy as np
 
     if st.labels is None:
-        h.note("no labels found in the batch: label range not checked")
+        incomplete(h, "label range", "no labels found in the batch", codes=("TL106",))
         return
     labels = st.labels
     if st.num_classes is None:
-        h.note("the number of classes of the model is unknown: label range not checked")
+        incomplete(h, "label range", "the number of classes of the model is unknown", codes=("TL106",))
         return
     if not np.issubdtype(labels.dtype, np.integer):
         if st.num_classes == 1 or (labels.ndim >= 2 and labels.shape[-1] == st.num_classes):

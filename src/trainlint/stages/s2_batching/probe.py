@@ -11,105 +11,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainlint.stages.s1_data.probe import forward_arguments, unwrap_model
-
-_COLLATE_WORDS = (
-    "unable to create tensor",
-    "expected sequence of length",
-    "stack expects each tensor to be equal size",
-    "sequence item",
-    "padding",
-    "must have the same length",
-    "same size",
-)
-
-
-def _length(value: Any) -> int | None:
-    if hasattr(value, "shape") and len(getattr(value, "shape", ())) >= 1:
-        return int(value.shape[0])
-    if isinstance(value, (list, tuple)):
-        return len(value)
-    return None
+from trainlint.probe.checks import probe_check
+from trainlint.probe.torch_util import first_batch as _first_batch
+from trainlint.probe.torch_util import collation_failure, collator_name, forward_arguments, unwrap_model
 
 
 def first_batch(h: Any, trainer: Any, loader: Any, main_input: str, where: str) -> tuple[Any, str | None, list]:
     """Form one batch; on failure return (None, evidence, features the collator got)."""
-    seen: list = []
-    # accelerate's DataLoaderShard/DataLoaderAdapter iterate an inner `base_dataloader`.
-    target = getattr(loader, "base_dataloader", None) or loader
-    original_collate = getattr(target, "collate_fn", None)
-
-    def recording(features: list) -> Any:
-        seen[:] = list(features)
-        return original_collate(features)
-
-    if original_collate is not None:
-        try:
-            target.collate_fn = recording
-        except Exception:  # noqa: BLE001  # some loaders freeze their attributes after __init__
-            pass
-    try:
-        batch = next(iter(loader))
-        return batch, None, seen
-    except StopIteration:
-        return None, f"{where}: the dataloader is empty", seen
-    except Exception as exc:  # noqa: BLE001
-        msg = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        return None, msg, seen
-    finally:
-        if original_collate is not None:
-            try:
-                target.collate_fn = original_collate
-            except Exception:  # noqa: BLE001
-                pass
+    batch, error, seen = _first_batch(loader)
+    if error == "the dataloader is empty":
+        error = f"{where}: {error}"
+    return batch, error, seen
 
 
 def report_collation_failure(h: Any, st: Any, error: str, features: list, main_input: str, where: str) -> None:
-    lengths = []
-    string_cols: list[str] = []
-    for f in features[:64]:
-        if hasattr(f, "get"):
-            n = _length(f.get(main_input))
-            if n is not None:
-                lengths.append(n)
-            for k, v in f.items():
-                if isinstance(v, str) and k not in string_cols:
-                    string_cols.append(k)
-    collator = type(st.trainer.data_collator).__name__ if st.trainer.data_collator is not None else "None"
-    if collator == "function":
-        collator = getattr(st.trainer.data_collator, "__name__", "function")
-    low = error.lower()
     if where != "training" and {"TL201", "TL202", "TL101"} & h.emitted:
         return  # the training batch already failed the same way
-    if len(set(lengths)) > 1 or any(w in low for w in _COLLATE_WORDS):
-        shown = lengths[:16]
-        h.finding(
-            "TL201",
-            f"{where}: one batch cannot be formed: the examples have different lengths and nothing pads them "
-            f"(data collator: {collator}, no tokenizer given to the Trainer)",
-            evidence=(
-                f"{main_input} lengths in the batch: {shown}{' …' if len(lengths) > 16 else ''} "
-                f"(min {min(lengths) if lengths else '?'}, max {max(lengths) if lengths else '?'}); "
-                f"collator {collator} raised {error}"
-            ),
-            line=st.line,
-        )
-    elif string_cols:
-        h.finding(
-            "TL202",
-            f"{where}: one batch cannot be formed: string columns {string_cols} reach the collator",
-            evidence=f"collator {collator} raised {error}",
-            line=st.line,
-        )
-    else:
-        h.finding(
-            "TL707",
-            f"{where}: forming one batch fails: {error}",
-            evidence=f"collator {collator} raised {error}",
-            line=st.line,
-        )
+    collation_failure(h, error, features, main_input, collator_name(st.trainer.data_collator), where, st.line,
+                      trainer=True)
 
 
+@probe_check("TL201", "TL202", "TL207", "TL103", "TL101", "TL707", framework="torch", path="trainer", phase="batching")
 def check_train_batch(h: Any, st: Any) -> None:
     trainer = st.trainer
     if trainer.train_dataset is None:

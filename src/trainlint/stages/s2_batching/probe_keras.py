@@ -13,19 +13,7 @@ import types
 from typing import Any
 
 from trainlint.probe import keras_util as ku
-
-
-def _unpack(element: Any) -> tuple[Any, Any, Any]:
-    if isinstance(element, tuple):
-        if len(element) == 1:
-            return element[0], None, None
-        if len(element) == 2:
-            return element[0], element[1], None
-        if len(element) == 3:
-            return element[0], element[1], element[2]
-    if isinstance(element, list) and len(element) in (2, 3) and not all(ku.is_tensorlike(e) for e in element):
-        return element[0], element[1], (element[2] if len(element) == 3 else None)
-    return element, None, None
+from trainlint.probe.checks import incomplete, probe_check
 
 
 def _label_keys(st: Any, features: Any) -> list[str]:
@@ -63,14 +51,13 @@ def _model_input_names(model: Any) -> set[str]:
     return names
 
 
+@probe_check("TL201", "TL707", framework="keras", path="fit", order=200, phase="batching")
 def take_batch(h: types.ModuleType, st: Any) -> None:
     import tensorflow as tf
 
-    from trainlint.probe.child_keras import tf_dataset_info
-
     x = st.fit_args.get("x")
     if x is None:
-        h.note("model.fit() got no data (x=None): nothing to probe")
+        incomplete(h, "batch", "model.fit() got no data (x=None): nothing to probe")
         st.stop = True
         return
     y = st.fit_args.get("y")
@@ -78,17 +65,17 @@ def take_batch(h: types.ModuleType, st: Any) -> None:
     try:
         if isinstance(x, tf.data.Dataset):
             st.dataset = x
-            st.dataset_info = tf_dataset_info(x)
+            st.dataset_info = ku.tf_dataset_info(x)
             st.source = "the first batch of the tf.data.Dataset passed to fit"
             element = next(iter(x))
-            features, y, sw = _unpack(element)
+            features, y, sw = ku.unpack(element)
         elif hasattr(x, "__getitem__") and hasattr(x, "__len__") and type(x).__name__ not in ("dict", "list", "tuple") \
                 and not ku.is_tensorlike(x) and not hasattr(x, "keys"):
             st.source = f"batch 0 of the {type(x).__name__} passed to fit"
-            features, y, sw = _unpack(x[0])
+            features, y, sw = ku.unpack(x[0])
         elif hasattr(x, "__next__"):
             st.source = "the first batch of the generator passed to fit"
-            features, y, sw = _unpack(next(x))
+            features, y, sw = ku.unpack(next(x))
         else:
             bs = int(st.fit_args.get("batch_size") or 32)
             if hasattr(x, "data") and hasattr(x, "keys") and not isinstance(x, dict):  # BatchEncoding
@@ -111,7 +98,14 @@ def take_batch(h: types.ModuleType, st: Any) -> None:
                 line=(info.get("line") if info else None) or st.line,
             )
         else:
-            h.note(f"could not take a batch from the data passed to fit: {msg}")
+            line = h.user_line(exc.__traceback__) or st.line
+            h.finding(
+                "TL707",
+                f"model.fit() would fail: no batch can be taken from the data passed to fit: {msg}",
+                evidence=f"taking the first batch of {type(x).__name__} raised {msg}"
+                + (f" at {h.where(line)}" if line != st.line else ""),
+                line=line,
+            )
         st.stop = True
         return
     if hasattr(features, "data") and hasattr(features, "keys") and not isinstance(features, dict):
@@ -136,6 +130,7 @@ def take_batch(h: types.ModuleType, st: Any) -> None:
         h.detail(f"labels of the batch ({st.label_name}): {ku.short(st.labels, 32)}")
 
 
+@probe_check("TL205", framework="keras", path="fit", order=201, phase="batching")
 def check_batch(h: types.ModuleType, st: Any) -> None:
     """TL205: ``input_ids`` with padding but no ``attention_mask``."""
     features = st.features

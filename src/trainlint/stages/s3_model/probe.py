@@ -13,9 +13,11 @@ import functools
 import re
 from typing import Any
 
-from trainlint.stages.s1_data.probe import format_counts, unwrap_model
+from trainlint.probe.checks import probe_check
+from trainlint.probe.torch_util import classes_of, error_text, no_loss_message, unwrap_model
 
 
+@probe_check("TL207", "TL106", "TL301", "TL707", framework="torch", path="trainer", phase="model")
 def check_forward(h: Any, st: Any) -> None:
     trainer = st.trainer
     if st.batch is None:
@@ -36,22 +38,31 @@ def check_forward(h: Any, st: Any) -> None:
     h.detail(f"forward on one batch: loss {float(loss.detach().float().mean()):.4f}")
 
 
-def _forward_error(h: Any, st: Any, exc: Exception) -> None:
-    text = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-    model = unwrap_model(st.trainer.model)
-    num_labels = getattr(getattr(model, "config", None), "num_labels", None)
+def label_error(exc: BaseException, labels: Any, model: Any) -> tuple[str, str] | None:
+    """(message, evidence) of a forward/loss error caused by a label outside the head's range, else None.
+    The number of classes is read from the head itself (its ``out_features``) and a disagreeing
+    ``config.num_labels`` is named."""
     m = re.search(r"Target (-?\d+) is out of bounds", str(exc))
-    if m or isinstance(exc, IndexError) and "out of bounds" in str(exc):
-        labels = st.inputs.get("labels") if st.inputs else None
-        shown = labels.reshape(-1).tolist()[:16] if labels is not None and hasattr(labels, "reshape") else []
-        h.finding(
-            "TL106",
-            f"the forward pass fails on one batch: label {m.group(1) if m else '?'} is outside "
-            f"[0, {num_labels}) of model.config.num_labels={num_labels}",
-            evidence=f"batch labels {shown}; model.config.num_labels = {num_labels}; {text}",
-            line=st.line,
-            confirms=("TL301",),
-        )
+    if not (m or isinstance(exc, IndexError) and "out of bounds" in str(exc)):
+        return None
+    n, source, mismatch = classes_of(model)
+    shown = labels.reshape(-1).tolist()[:16] if labels is not None and hasattr(labels, "reshape") else []
+    label = m.group(1) if m else "?"
+    message = f"label {label} is outside [0, {n}) of the classification head" + (
+        f": {mismatch}" if mismatch else f" ({source})")
+    evidence = f"batch labels {shown}; {source}" + (f"; {mismatch}" if mismatch else "") + f"; {error_text(exc)}"
+    return message, evidence
+
+
+def _forward_error(h: Any, st: Any, exc: Exception) -> None:
+    text = error_text(exc)
+    model = unwrap_model(st.trainer.model)
+    labels = st.inputs.get("labels") if st.inputs else None
+    got = label_error(exc, labels, model)
+    if got is not None:
+        message, evidence = got
+        h.finding("TL106", f"the forward pass fails on one batch: {message}", evidence=evidence, line=st.line,
+                  confirms=("TL301",))
         return
     m = re.search(r"unexpected keyword argument '([^']+)'", str(exc))
     if isinstance(exc, TypeError) and m:
@@ -63,25 +74,19 @@ def _forward_error(h: Any, st: Any, exc: Exception) -> None:
         )
         return
     if "did not return a loss" in str(exc):
-        h.finding(
-            "TL707",
-            f"the model returns no loss on one batch: the batch has no labels (keys {list(st.inputs or {})})",
-            evidence=text,
-            line=st.line,
-        )
+        keys = list(st.inputs or {})
+        h.finding("TL707", no_loss_message(keys), evidence=f"batch keys {keys}; {text}", line=st.line)
         return
+    line = h.user_line(exc.__traceback__) or st.line
     h.finding(
         "TL707",
         f"the forward pass fails on one training batch (CPU): {text}",
-        evidence=text,
-        line=st.line,
+        evidence=text + (f" at {h.where(line)}" if line != st.line else ""),
+        line=line,
     )
 
 
-def trainable_parameters(model: Any) -> list[tuple[str, Any]]:
-    return [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-
-
+@probe_check("TL305", "TL308", "TL707", framework="torch", path="trainer", order=450, phase="gradients")
 def check_gradients(h: Any, st: Any) -> None:
     import torch
 
@@ -114,7 +119,14 @@ def check_gradients(h: Any, st: Any) -> None:
         )
         st.stop = True
         return
-    loss.backward()
+    try:
+        loss.backward()
+    except Exception as exc:  # noqa: BLE001  # training would fail on exactly this
+        line = h.user_line(exc.__traceback__) or st.line
+        h.finding("TL707", f"loss.backward() fails on one training batch: {error_text(exc)}",
+                  evidence=f"{error_text(exc)} at {h.where(line)}", line=line)
+        st.stop = True
+        return
     no_grad = [n for n, p in trainable if p.grad is None]
     bad = [n for n, p in trainable if p.grad is not None and not torch.isfinite(p.grad).all()]
     if no_grad or bad:
@@ -213,4 +225,4 @@ def install_tiny_model(h: Any, modeling_utils: Any) -> None:
     PreTrainedModel.from_pretrained = classmethod(from_pretrained)
 
 
-__all__ = ["check_forward", "check_gradients", "install_tiny_model", "format_counts"]
+__all__ = ["check_forward", "check_gradients", "install_tiny_model"]

@@ -12,30 +12,13 @@ import types
 from typing import Any
 
 from trainlint.probe import keras_util as ku
+from trainlint.probe.checks import incomplete, probe_check
 
 
-def features_without_labels(st: Any) -> Any:
-    f = st.features
-    if hasattr(f, "keys") and st.label_keys:
-        return {k: v for k, v in f.items() if k not in st.label_keys}
-    return f
-
-
-def logits_of(out: Any) -> Any:
-    """The first non-loss output: ``TFSequenceClassifierOutput.logits``, a tensor, a one-item list/dict."""
-    if hasattr(out, "logits") and getattr(out, "logits", None) is not None:
-        return out.logits
-    if hasattr(out, "keys") and not ku.is_tensorlike(out):
-        values = [v for k, v in out.items() if k != "loss"]
-        return values[0] if len(values) == 1 else None
-    if isinstance(out, (list, tuple)):
-        return out[0] if len(out) == 1 else None
-    return out
-
-
+@probe_check("TL207", "TL305", "TL106", "TL301", "TL707", framework="keras", path="fit", phase="model")
 def check_forward(h: types.ModuleType, st: Any) -> None:
     model = st.model
-    feats = features_without_labels(st)
+    feats = ku.features_without_labels(st)
     if st.transformers and hasattr(feats, "keys"):
         try:
             params = set(inspect.signature(model.call).parameters)
@@ -59,8 +42,15 @@ def check_forward(h: types.ModuleType, st: Any) -> None:
         n_trainable = None
     try:
         out = model(feats, training=False)
-    except Exception as exc:  # noqa: BLE001
-        h.note(f"forward pass on the batch raised {ku.first_line(exc)}")
+    except Exception as exc:  # noqa: BLE001  # fit would raise the same: a finding, never an all clear
+        line = h.user_line(exc.__traceback__) or st.line
+        h.finding(
+            "TL707",
+            f"model.fit() would fail: the forward pass on one batch raises {ku.first_line(exc)}",
+            evidence=f"{type(model).__name__}(features) on {st.source or 'the first batch'}: {ku.describe(feats)} "
+            f"raised {ku.first_line(exc)}" + (f" at {h.where(line)}" if line != st.line else ""),
+            line=line,
+        )
         h.detail(f"features given to the model: {ku.describe(feats)}")
         st.stop = True
         return
@@ -76,15 +66,24 @@ def check_forward(h: types.ModuleType, st: Any) -> None:
         )
     else:
         h.checked("TL305")
-    logits = logits_of(out)
+    logits = ku.logits_of(out)
     if logits is None or not ku.is_tensorlike(logits):
-        h.note(f"the model has several outputs ({type(out).__name__}): output checks skipped")
+        incomplete(h, "model outputs", f"the model has several outputs ({type(out).__name__}): the label range "
+                   "and loss checks on its output were skipped", codes=("TL106", "TL402"))
         return
     st.outputs = ku.np_of(logits)
     config = getattr(model, "config", None)
+    width = int(st.outputs.shape[-1]) if st.outputs.ndim >= 2 else None
     if st.transformers and config is not None and getattr(config, "num_labels", None) is not None:
         st.num_classes = int(config.num_labels)
         st.num_classes_source = f"model.config.num_labels = {st.num_classes}"
+        if width is not None and width != st.num_classes and st.outputs.ndim == 2:
+            # The head's real size wins: config.num_labels was changed after the model was built.
+            st.num_classes_source = (
+                f"the head outputs {width} logits while model.config.num_labels = {st.num_classes}: the config "
+                "was changed after the model was built (pass num_labels/id2label to from_pretrained)"
+            )
+            st.num_classes = width
     elif st.outputs.ndim >= 2:
         st.num_classes = int(st.outputs.shape[-1])
         st.num_classes_source = f"the model's output width {st.num_classes}"

@@ -11,9 +11,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from trainlint.stages.s1_data.probe import format_counts, unwrap_model
+from trainlint.probe.checks import probe_check
+from trainlint.probe.torch_util import format_counts, unwrap_model
 
 
+@probe_check("TL405", "TL304", framework="torch", path="trainer", order=150, phase="labels")
 def check_label_dtype(h: Any, st: Any) -> None:
     counts = st.label_counts
     config = getattr(unwrap_model(st.trainer.model), "config", None)
@@ -46,6 +48,7 @@ def check_label_dtype(h: Any, st: Any) -> None:
     h.checked("TL405", "TL304")
 
 
+@probe_check("TL406", "TL407", framework="torch", path="trainer", phase="loss")
 def check_loss(h: Any, st: Any) -> None:
     import torch
     import torch.nn.functional as F

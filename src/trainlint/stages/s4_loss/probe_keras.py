@@ -19,6 +19,7 @@ import types
 from typing import Any
 
 from trainlint.probe import keras_util as ku
+from trainlint.probe.checks import incomplete, probe_check
 
 CE_CLASSES = {
     "SparseCategoricalCrossentropy": "sparse_categorical_crossentropy",
@@ -79,9 +80,7 @@ def _run_step_error(st: Any) -> str | None:
     """The exact error of one real Keras train step on the batch as given to fit (plain Keras), in the
     execution mode fit would use (graph unless the script compiled with run_eagerly=True): the
     messages differ between the two."""
-    from trainlint.stages.s5_optimizer.probe_keras import set_eager
-
-    set_eager(st, bool(st.compile.get("run_eagerly")))
+    ku.set_eager(st, bool(st.compile.get("run_eagerly")))
     try:
         st.model.train_on_batch(st.features, st.y, sample_weight=st.sample_weight)
     except Exception as exc:  # noqa: BLE001
@@ -95,10 +94,11 @@ def _run_step_error(st: Any) -> str | None:
             msg += " (Keras 3 computes the loss with y=None: there are no targets)"
         return msg
     finally:
-        set_eager(st, True)
+        ku.set_eager(st, True)
     return None
 
 
+@probe_check("TL401", "TL402", "TL406", framework="keras", path="fit", phase="loss")
 def check_loss(h: types.ModuleType, st: Any) -> None:
     import numpy as np
 
@@ -106,7 +106,7 @@ def check_loss(h: types.ModuleType, st: Any) -> None:
     model_name = type(st.model).__name__
     line = st.compile_line or st.line
     if info is None:
-        h.note("compile() got no single loss: loss checks skipped")
+        incomplete(h, "loss", "compile() got no single loss (none, or one per output)", codes=("TL401", "TL402", "TL406"))
         return
     # ------------------------------------------------------------ TL401
     if st.label_keys and st.y is None and not info["internal"]:
@@ -199,16 +199,14 @@ def check_loss(h: types.ModuleType, st: Any) -> None:
                     line=line,
                 )
             except Exception as exc:  # noqa: BLE001
-                h.note(f"could not compute the per-sample loss: {ku.first_line(exc)}")
+                incomplete(h, "loss", f"could not compute the per-sample loss: {ku.first_line(exc)}", codes=("TL402",))
     else:
         h.checked("TL402")
     # ------------------------------------------------------------ TL406
     values, what = None, ""
     try:
         if info["internal"] and st.transformers:
-            from trainlint.stages.s3_model.probe_keras import features_without_labels
-
-            feats = ku.take_rows(dict(features_without_labels(st)), ok)
+            feats = ku.take_rows(dict(ku.features_without_labels(st)), ok)
             feats["labels"] = labels
             out = st.model(feats, training=False)
             if getattr(out, "loss", None) is not None:
@@ -217,7 +215,7 @@ def check_loss(h: types.ModuleType, st: Any) -> None:
             values = per_sample(st, info["kind"], labels, outputs, info["from_logits"]).reshape(-1)
             what = f"the compiled {info['kind']}"
     except Exception as exc:  # noqa: BLE001
-        h.note(f"could not compute the per-sample loss: {ku.first_line(exc)}")
+        incomplete(h, "loss", f"could not compute the per-sample loss: {ku.first_line(exc)}", codes=("TL406",))
         return
     if values is None:
         return

@@ -12,6 +12,9 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from trainlint.probe.checks import probe_check
+from trainlint.probe.torch_util import error_text, is_pretrained, moved, optimizer_params, snapshot, use_base_rate
+
 
 def default_lr(optimizer: Any) -> float | None:
     try:
@@ -26,11 +29,30 @@ def default_lr(optimizer: Any) -> float | None:
         return None
 
 
-def optimizer_params(optimizer: Any) -> list:
-    return [p for g in optimizer.param_groups for p in g["params"]]
+_ADAPTIVE = ("Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad", "Adadelta", "Lion", "LAMB", "Lamb")
 
 
-def report_lr(h: Any, optimizer: Any, line: int | None, user_built: bool) -> float:
+def _fine_tuning_at_high_rate(optimizer: Any, model: Any, lr: float) -> str | None:
+    """Why ``lr`` is too high for this model, or None: an adaptive optimizer at ≥ 1e-3 on a pretrained
+    transformers model (not T5-family, usually fine-tuned at 1e-3; not LoRA/PEFT adapters)."""
+    if model is None or lr < 1e-3 or not is_pretrained(model):
+        return None
+    name = type(optimizer).__name__
+    if not any(name == a or name.startswith(a) for a in _ADAPTIVE) and "adam" not in name.lower():
+        return None
+    from trainlint.probe.torch_util import unwrap_model
+
+    inner = unwrap_model(model)
+    config = getattr(inner, "config", None)
+    if str(getattr(config, "model_type", "")).lower() in ("t5", "mt5", "umt5", "byt5", "longt5"):
+        return None
+    if getattr(inner, "peft_config", None) is not None or any("lora_" in n for n, _ in inner.named_parameters()):
+        return None
+    source = getattr(config, "_name_or_path", "") or getattr(config, "name_or_path", "")
+    return f"{type(inner).__name__} loaded with from_pretrained({source!r})"
+
+
+def report_lr(h: Any, optimizer: Any, line: int | None, user_built: bool, model: Any = None) -> float:
     lrs = sorted({float(g.get("lr", 0.0)) for g in optimizer.param_groups})
     # A scheduler keeps the configured rate as `initial_lr`: judge that one (warmup starts at 0).
     bases = sorted({float(g.get("initial_lr", g.get("lr", 0.0))) for g in optimizer.param_groups})
@@ -49,26 +71,25 @@ def report_lr(h: Any, optimizer: Any, line: int | None, user_built: bool) -> flo
         )
     else:
         h.checked("TL502")
-    if lr >= 1e-3 and ("TL503" in static or "TL501" in static):
-        for code in ("TL503", "TL501"):
-            if code in static:
-                h.finding(code, f"effective learning rate {lr:g} ({name})", evidence=f"param_groups lr = {lr:g}", line=line)
+    pretrained = _fine_tuning_at_high_rate(optimizer, model, lr)
+    if lr >= 1e-3 and ("TL503" in static or "TL501" in static or pretrained):
+        if "TL501" in static:
+            h.finding("TL501", f"effective learning rate {lr:g} ({name})", evidence=f"param_groups lr = {lr:g}", line=line)
+        if "TL503" in static or pretrained:
+            h.finding(
+                "TL503",
+                f"learning rate {lr:g} ({name}) to fine-tune a pretrained transformer: 10-100x too high "
+                "(use 1e-5..1e-4)",
+                evidence=f"optimizer.param_groups lr = {lr:g}" + (f" (base rate of the scheduler)" if scheduled else "")
+                + (f"; the model is {pretrained}" if pretrained else ""),
+                line=line,
+            )
     else:
         h.checked("TL503", "TL501")
     return lr
 
 
-def snapshot(params: list, limit: int = 16) -> list:
-    chosen = [p for p in params if p.grad is not None and p.requires_grad][:limit]
-    return [(p, p.detach().clone()) for p in chosen]
-
-
-def moved(snap: list) -> bool:
-    import torch
-
-    return any(not torch.equal(before, p.detach()) for p, before in snap)
-
-
+@probe_check("TL504", "TL502", "TL503", "TL501", "TL506", "TL707", framework="torch", path="trainer", phase="optimizer")
 def check_trainer_step(h: Any, st: Any) -> None:
     trainer = st.trainer
     model = trainer.model
@@ -94,11 +115,24 @@ def check_trainer_step(h: Any, st: Any) -> None:
         optimizer = trainer.create_optimizer()
     h.checked("TL504")
     st.optimizer = optimizer
-    lr = report_lr(h, optimizer, st.line, user_built)
+    lr = report_lr(h, optimizer, st.line, user_built, model=model)
     snap = snapshot(optimizer_params(optimizer))
     if not snap:
         return
-    optimizer.step()
+    # One step at the base rate: a warmup scheduler's first value (often 0) says nothing about the pipeline.
+    rate = use_base_rate(optimizer)
+    lr = max(float(g["lr"]) for g in optimizer.param_groups)
+    if "base rate" in rate:
+        h.note(f"the optimizer step of the probe runs at {rate}")
+    try:
+        optimizer.step()
+    except Exception as exc:  # noqa: BLE001  # training would fail on exactly this
+        line = h.user_line(exc.__traceback__) or st.line
+        text = error_text(exc)
+        h.finding("TL707", f"optimizer.step() fails after one training batch: {text}",
+                  evidence=f"{type(optimizer).__name__}.step() raised {text} at {h.where(line)}", line=line)
+        st.stop = True
+        return
     if moved(snap):
         h.checked("TL506")
         return

@@ -15,60 +15,22 @@ import types
 from typing import Any
 
 from trainlint.probe import keras_util as ku
+from trainlint.probe.checks import incomplete, probe_check
 
 
-def schedule_of(opt: Any) -> Any:
-    """The optimizer's LearningRateSchedule, if its learning rate is one."""
-    for attr in ("_learning_rate", "_hyper"):
-        cand = getattr(opt, attr, None)
-        if attr == "_hyper" and isinstance(cand, dict):
-            cand = cand.get("learning_rate")
-        if cand is not None and callable(cand) and not hasattr(cand, "numpy") and hasattr(cand, "get_config"):
-            return cand
-    return None
-
-
-def effective_lr(opt: Any) -> tuple[float | None, str]:
-    """The learning rate of the next step, and a note on a schedule (peak value) if there is one."""
-    import numpy as np
-
-    note = ""
-    sched = schedule_of(opt)
-    if sched is not None:
-        try:
-            value = float(np.asarray(ku.np_of(sched(opt.iterations))))
-        except Exception:  # noqa: BLE001
-            value = None
-        peak = None
-        for key in ("initial_learning_rate", "maximal_learning_rate"):
-            try:
-                peak = float(sched.get_config().get(key))
-                break
-            except Exception:  # noqa: BLE001
-                continue
-        note = f" (schedule {type(sched).__name__}" + (f", peak {ku.fmt_lr(peak)}" if peak is not None else "") + ")"
-        return value, note
-    for attr in ("learning_rate", "lr"):
-        try:
-            value = getattr(opt, attr)
-        except Exception:  # noqa: BLE001
-            continue
-        if value is None:
-            continue
-        try:
-            return float(np.asarray(ku.np_of(value))), note
-        except Exception:  # noqa: BLE001
-            continue
-    return None, note
-
-
+@probe_check("TL501", "TL503", framework="keras", path="fit", phase="optimizer")
 def check_optimizer(h: types.ModuleType, st: Any) -> None:
     opt = getattr(st.model, "optimizer", None)
     if opt is None:
-        h.note("the model has no optimizer (compile() was not called): fit would fail")
+        h.finding(
+            "TL707",
+            "model.fit() would fail: the model has no optimizer (compile() was not called before fit)",
+            evidence=f"{type(st.model).__name__}.optimizer is None at fit ({h.where(st.line)}); call model.compile(...) first",
+            line=st.line,
+        )
         st.stop = True
         return
-    lr, sched = effective_lr(opt)
+    lr, sched = ku.effective_lr(opt)
     cls = type(opt)
     where = "tf-keras" if cls.__module__.startswith("tf_keras") else (
         "Keras 3" if cls.__module__.startswith("keras") else cls.__module__.split(".")[0]
@@ -95,7 +57,7 @@ def check_optimizer(h: types.ModuleType, st: Any) -> None:
         return
     h.checked("TL501")
     if st.transformers:
-        peak = _peak_lr(opt, lr)
+        peak = ku.peak_lr(opt, lr)
         if peak is not None and peak >= 1e-3:
             h.finding(
                 "TL503",
@@ -108,107 +70,43 @@ def check_optimizer(h: types.ModuleType, st: Any) -> None:
             h.checked("TL503")
 
 
-def _peak_lr(opt: Any, current: float | None) -> float | None:
-    sched = schedule_of(opt)
-    if sched is None:
-        return current
-    try:
-        cfg = sched.get_config()
-    except Exception:  # noqa: BLE001
-        return current
-    for key in ("initial_learning_rate", "warmup_target", "maximal_learning_rate"):
-        value = cfg.get(key)
-        if isinstance(value, (int, float)) and value > 0:
-            return float(value)
-    return current
-
-
 def _snapshot(model: Any) -> list[Any]:
     return [ku.np_of(v).copy() for v in model.trainable_variables]
 
 
-def step_batch(st: Any) -> tuple[Any, Any, Any]:
-    """The batch for training steps: rows with an out-of-range label left out."""
-    x, y, sw = st.features, st.y, st.sample_weight
-    if st.out_of_range is not None:
-        keep = ~st.out_of_range
-        x = ku.take_rows(x, keep)
-        y = ku.take_rows(y, keep) if y is not None else None
-        sw = ku.take_rows(sw, keep) if sw is not None else None
-    return x, y, sw
-
-
-def set_eager(st: Any, eager: bool) -> None:
-    """Run the probe's train steps eagerly (no tf.function trace: seconds saved on the first step, and
-    errors point into the model's Python code) or compiled (faster for many ``--overfit`` steps)."""
-    model = st.model
-    try:
-        if bool(getattr(model, "run_eagerly", False)) == eager and getattr(model, "train_function", None) is not None:
-            return
-        model.run_eagerly = eager
-        model.train_function = None  # rebuilt by the next train_on_batch
-    except Exception:  # noqa: BLE001  # a model that does not allow it: keep its own setting
-        pass
-
-
-def train_once(st: Any, x: Any, y: Any, sw: Any) -> float | None:
-    result = st.model.train_on_batch(x, y, sample_weight=sw, return_dict=True)
-    if isinstance(result, dict):
-        value = result.get("loss")
-    elif isinstance(result, (list, tuple)):
-        value = result[0]
-    else:
-        value = result
-    return None if value is None else float(ku.np_of(value))
-
-
-def skip_warmup(h: types.ModuleType, st: Any) -> None:
-    """A warmup schedule starts at learning rate 0: a first step would move nothing whatever the
-    pipeline. Move the optimizer to the first step of the schedule with a non-zero rate."""
-    opt = getattr(st.model, "optimizer", None)
-    sched = schedule_of(opt) if opt is not None else None
-    if sched is None:
-        return
-    lr, _ = effective_lr(opt)
-    if lr is None or lr > 0:
-        return
-    k = 1
-    while k <= 1 << 20:
-        try:
-            value = float(ku.np_of(sched(k)))
-        except Exception:  # noqa: BLE001
-            return
-        if value > 0:
-            break
-        k *= 2
-    else:
-        return
-    try:
-        opt.iterations.assign(k)
-    except Exception:  # noqa: BLE001
-        return
-    h.note(
-        f"the learning-rate schedule starts at 0 (warmup): the probe's train steps run from schedule step {k} "
-        f"(learning_rate {ku.fmt_lr(value)})"
-    )
-
-
+@probe_check("TL506", "TL406", "TL707", framework="keras", path="fit", order=501, phase="optimizer")
 def check_step(h: types.ModuleType, st: Any) -> None:
     import numpy as np
 
-    x, y, sw = step_batch(st)
+    x, y, sw = ku.step_batch(st)
     n = ku.batch_len(x)
     if not n:
-        h.note("no usable row in the batch for a train step")
+        incomplete(h, "train step", "no usable row in the batch for a train step", codes=("TL506",))
         return
-    skip_warmup(h, st)
+    ku.skip_warmup(h, st)
     before = _snapshot(st.model)
     try:
-        loss = train_once(st, x, y, sw)
+        loss = ku.train_once(st, x, y, sw)
     except Exception as exc:  # noqa: BLE001
-        h.note(f"one train step on the batch raised {ku.first_line(exc)}: weight update not checked")
-        st.stop = True
-        return
+        # The probe steps eagerly; fit traces the train function: judge the mode fit would use.
+        ku.set_eager(st, bool(st.compile.get("run_eagerly")))
+        try:
+            loss = ku.train_once(st, x, y, sw)
+        except Exception as exc2:  # noqa: BLE001
+            line = h.user_line(exc2.__traceback__) or h.user_line(exc.__traceback__) or st.line
+            if "TL106" in h.emitted and "label" in ku.first_line(exc2).lower():
+                return  # the label range check already reported this failure
+            h.finding(
+                "TL707",
+                f"model.fit() would fail: one train step on the batch raises {ku.first_line(exc2)}",
+                evidence=f"model.train_on_batch on {st.source or 'the first batch'} raised {ku.first_line(exc2)}"
+                + (f" at {h.where(line)}" if line != st.line else ""),
+                line=line,
+            )
+            st.stop = True
+            return
+        finally:
+            ku.set_eager(st, True)
     after = [ku.np_of(v) for v in st.model.trainable_variables]
     names = [getattr(v, "path", None) or getattr(v, "name", "?") for v in st.model.trainable_variables]
     moved = [i for i, (a, b) in enumerate(zip(before, after)) if a.shape != b.shape or not np.array_equal(a, b)]
@@ -226,7 +124,7 @@ def check_step(h: types.ModuleType, st: Any) -> None:
         )
     if not moved:
         opt = getattr(st.model, "optimizer", None)
-        lr, _ = effective_lr(opt) if opt is not None else (None, "")
+        lr, _ = ku.effective_lr(opt) if opt is not None else (None, "")
         h.finding(
             "TL506",
             f"one train step left all {len(before)} trainable variables unchanged",

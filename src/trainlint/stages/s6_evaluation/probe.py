@@ -14,7 +14,8 @@ import contextlib
 import sys
 from typing import Any, Iterator
 
-from trainlint.stages.s1_data.probe import unwrap_model
+from trainlint.probe.checks import probe_check
+from trainlint.probe.torch_util import collation_failure, collator_name, error_text, first_batch, unwrap_model
 
 
 def _numpify(x: Any) -> Any:
@@ -90,7 +91,17 @@ def _retry_with_argmax(compute_metrics: Any, eval_prediction: Any, preds: Any, l
     return result if result is not None else None
 
 
+@probe_check("TL101", "TL201", "TL202", "TL106", "TL301", "TL601", "TL602", "TL603", "TL606", "TL607", "TL707",
+             framework="torch", path="trainer", phase="evaluation", after_stop=True)
 def check_trainer_eval(h: Any, st: Any) -> None:
+    """Evaluation is independent of the training batch: probed even when training failed."""
+    import torch
+
+    with torch.no_grad():
+        _check_trainer_eval(h, st)
+
+
+def _check_trainer_eval(h: Any, st: Any) -> None:
     trainer = st.trainer
     compute_metrics = getattr(trainer, "compute_metrics", None)
     if compute_metrics is None:
@@ -101,8 +112,6 @@ def check_trainer_eval(h: Any, st: Any) -> None:
     eval_ds = trainer.eval_dataset
     if isinstance(eval_ds, dict):
         eval_ds = next(iter(eval_ds))
-    from trainlint.stages.s2_batching.probe import first_batch, report_collation_failure
-
     model = unwrap_model(trainer.model)
     main_input = getattr(model, "main_input_name", "input_ids") or "input_ids"
     ds = trainer.eval_dataset[eval_ds] if isinstance(eval_ds, str) else trainer.eval_dataset
@@ -117,10 +126,17 @@ def check_trainer_eval(h: Any, st: Any) -> None:
             line=st.line,
         )
         return
-    loader = trainer.get_eval_dataloader(eval_ds if isinstance(eval_ds, str) else None)
-    batch, error, features = first_batch(h, trainer, loader, main_input, "evaluation")
+    try:
+        loader = trainer.get_eval_dataloader(eval_ds if isinstance(eval_ds, str) else None)
+    except Exception as exc:  # noqa: BLE001  # evaluation would fail on exactly this
+        h.finding("TL707", f"trainer.get_eval_dataloader() fails: {error_text(exc)}", evidence=error_text(exc),
+                  line=st.line)
+        return
+    batch, error, features = first_batch(loader)
     if batch is None:
-        report_collation_failure(h, st, error or "no batch", features, main_input, "evaluation")
+        if not {"TL201", "TL202", "TL101"} & h.emitted:  # else the training batch already failed the same way
+            collation_failure(h, error or "no batch", features, main_input, collator_name(trainer.data_collator),
+                              "evaluation", st.line, trainer=True)
         return
     trainer.model.eval()
     try:

@@ -12,6 +12,9 @@ import re
 import traceback
 
 from trainlint.probe import harness as h
+from trainlint.probe.checks import emits
+
+emits("TL804", "TL805", "TL801", "TL802", "TL106", "TL301", "TL707", framework="any", where="classify_exception")
 
 
 def _first_line(exc: BaseException) -> str:
