@@ -1,6 +1,6 @@
 """The rule catalog: every rule has its document `rules/<CODE>.md`, and every example in it behaves.
 
-- each registered rule has a document titled `# CODE name` with the sections of DEVELOPERS.md
+- each registered rule has a document titled `# CODE name` with the sections CONTRIBUTING.md lists
   (What it catches, Why it hurts, Example, Use instead, Probe; Fix when the rule has an autofix);
 - each document names a registered rule;
 - each ```python block of `## Example` (unless tagged `probe`) yields at least one finding of its code,
