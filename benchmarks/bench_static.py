@@ -1,6 +1,6 @@
-"""Benchmark of the static linter (issue 7). Prints numbers; asserts nothing.
+"""Benchmark of the static linter. Prints numbers; asserts nothing.
 
-    /work/devenv/bin/python benchmarks/bench_static.py [--full] [--subset N] [--jobs N] [--quick]
+    python benchmarks/bench_static.py [--full] [--subset N] [--jobs N] [--quick]
 
 Corpus: the source of ``transformers==5.23.0`` (downloaded with ``pip download --no-deps`` into
 ``benchmarks/.corpus/`` and unpacked the first time; gitignored) plus ``examples/``.
@@ -27,7 +27,7 @@ Side by side, each in a fresh process, on the same machine:
 Wall time depends on what else the machine runs; CPU time (user+sys of the process tree) much less:
 both are printed, with the load average. Peak memory is the largest process's max RSS (wait4).
 
-Targets (issue 7): ≥ 20× faster than TorchFix; faster than Fixit; ≤ 1.5× the LibCST parse floor;
+Targets: ≥ 20× faster than TorchFix; faster than Fixit; ≤ 1.5× the LibCST parse floor;
 warm ≤ 10 % of cold; cold single script < 0.3 s; re-lint < 50 ms.
 """
 

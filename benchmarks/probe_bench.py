@@ -1,4 +1,4 @@
-"""Benchmark of the PyTorch probe (issue 3). Prints numbers; asserts nothing.
+"""Benchmark of the PyTorch probe. Prints numbers; asserts nothing.
 
     PYTHONPATH=src python benchmarks/probe_bench.py [--python PY] [--repeat N]
 

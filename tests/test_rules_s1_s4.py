@@ -1,4 +1,4 @@
-"""Catalog breadth (issue 6), stages 1–4: tricky variants and correct code that must stay quiet.
+"""Catalog breadth, stages 1–4: tricky variants and correct code that must stay quiet.
 
 The `rules/<CODE>.md` examples are run by `test_catalog.py`; these cover what the documents do not.
 """

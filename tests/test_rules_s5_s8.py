@@ -1,4 +1,4 @@
-"""Catalog breadth (issue 6), stages 5–8: tricky variants and correct code that must stay quiet.
+"""Catalog breadth, stages 5–8: tricky variants and correct code that must stay quiet.
 
 The documents' examples are checked here too (for these codes), so the rules and `rules/<CODE>.md`
 cannot drift apart even before the catalog-wide test runs them.

@@ -1,4 +1,4 @@
-"""Runtime probes for TensorFlow/Keras ``model.fit`` (issue 4).
+"""Runtime probes for TensorFlow/Keras ``model.fit``.
 
 trainlint runs here (the main test venv); the probe child runs in the TF virtualenv given by
 ``TRAINLINT_KERAS_PYTHON`` (exported by ``scripts/test``; default ``.venv-tf/bin/python``), exactly

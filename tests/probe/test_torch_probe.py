@@ -1,4 +1,4 @@
-"""The PyTorch runtime probe (issue 3): each course bug confirmed with its evidence, a hand-written
+"""The PyTorch runtime probe: each course bug confirmed with its evidence, a hand-written
 loop without zero_grad, the fixed script all clear, and scripts that hang / exit / raise / never train
 ending with a clear result. Each test runs one probe child (a few seconds: torch+transformers import).
 """

@@ -69,7 +69,7 @@ class LabelOutOfRange(Rule):
 
 
 # ---------------------------------------------------------------------------------------------
-# Catalog breadth (issue 6): TL102–TL105.
+# Catalog breadth: TL102–TL105.
 
 #: dataset methods that keep the columns and the row order of their receiver
 _ORDER_KEEPING = frozenset({"filter", "with_format", "set_format", "cast", "cast_column", "flatten_indices",

@@ -152,7 +152,7 @@ class BatchKeysNotInForward(Rule):
 
 
 # ---------------------------------------------------------------------------------------------
-# Catalog breadth (issue 6): TL202–TL206.
+# Catalog breadth: TL202–TL206.
 
 #: collators that pad every feature they get (through `tokenizer.pad`): strings break them
 _PADDING_COLLATORS = frozenset({

@@ -322,7 +322,7 @@ class ParametersWithoutGradient(Rule):
 
 
 # ---------------------------------------------------------------------------------------------
-# Catalog breadth (issue 6): TL302–TL307.
+# Catalog breadth: TL302–TL307.
 
 
 def _trained_dataset(ctx, model_call: cst.Call) -> knowledge.DatasetInfo | None:

@@ -209,7 +209,7 @@ class UnexpectedInitialLoss(Rule):
 
 
 # ---------------------------------------------------------------------------------------------
-# Catalog breadth (issue 6): TL403–TL404.
+# Catalog breadth: TL403–TL404.
 
 #: losses that apply (log-)softmax / sigmoid themselves → the activation they must not be given
 _LOGIT_LOSSES = {
