@@ -1007,3 +1007,24 @@ def test_tl702_evaluation_function_that_never_calls_eval():
     evaluate(test_loader)
     """
     assert codes(inference, "TL702") == []
+
+
+def test_tl704_scheduler_and_optimizer_of_the_two_branches_are_not_paired():
+    # in the shape of diffusers' examples/vqgan/train_vqgan.py: generator and discriminator steps alternate
+    src = """
+    import torch
+    for i, batch in enumerate(loader):
+        if i % 2 == 0:
+            generator_loss(batch).backward()
+            optimizer.step()
+            lr_scheduler.step()
+        else:
+            discriminator_loss(batch).backward()
+            discr_optimizer.step()
+            discr_lr_scheduler.step()
+        optimizer.zero_grad()
+        discr_optimizer.zero_grad()
+    """
+    assert codes(src, "TL704") == []
+    swapped = src.replace("    optimizer.step()\n            lr_scheduler.step()", "    lr_scheduler.step()\n            optimizer.step()")
+    assert swapped != src and codes(swapped, "TL704") == ["TL704"]

@@ -673,6 +673,20 @@ class LossAccumulatedAsTensor(Rule):
         )
 
 
+def _exclusive(facts, a, b) -> bool:
+    """``a`` and ``b`` sit in the two branches of one `if`/`else` (`if generator_step: ... else: ...`):
+    they never run in the same pass."""
+    wa, wb = facts.where.get(a), facts.where.get(b)
+    if wa is None or wb is None:
+        return False
+    for block in wa.blocks:
+        if isinstance(block, cst.If) and block in wb.blocks and block.orelse is not None:
+            in_body = [any(n is x for n in iter_nodes(block.body, (type(x),))) for x in (a, b)]
+            if in_body[0] != in_body[1]:
+                return True
+    return False
+
+
 @register
 class SchedulerBeforeOptimizer(Rule):
     """`scheduler.step()` before `optimizer.step()` in the same loop."""
@@ -693,7 +707,8 @@ class SchedulerBeforeOptimizer(Rule):
                 continue
             loop = loops[-1]
             order = _order(facts, s)
-            after = [o for o in lf.optimizer_steps if _inside(facts, o, loop) and _order(facts, o) > order]
+            after = [o for o in lf.optimizer_steps if _inside(facts, o, loop) and _order(facts, o) > order
+                     and not _exclusive(facts, s, o)]
             if not after:
                 continue
             o = after[0]
