@@ -80,7 +80,7 @@ def report_lr(h: Any, optimizer: Any, line: int | None, user_built: bool, model:
                 "TL503",
                 f"learning rate {lr:g} ({name}) to fine-tune a pretrained transformer: 10-100x too high "
                 "(use 1e-5..1e-4)",
-                evidence=f"optimizer.param_groups lr = {lr:g}" + (f" (base rate of the scheduler)" if scheduled else "")
+                evidence=f"optimizer.param_groups lr = {lr:g}" + (" (base rate of the scheduler)" if scheduled else "")
                 + (f"; the model is {pretrained}" if pretrained else ""),
                 line=line,
             )

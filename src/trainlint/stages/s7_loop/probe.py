@@ -30,7 +30,7 @@ import re
 import traceback
 from typing import Any
 
-from trainlint.probe.checks import emits, overfit_requested, probe_check
+from trainlint.probe.checks import emits, incomplete, overfit_requested, probe_check
 from trainlint.probe.torch_util import (
     base_lrs,
     collation_failure_text,
@@ -355,7 +355,8 @@ class LoopObserver:
         if handle is not None:
             handle.remove()
         if self.captured is None:
-            h.note("--overfit: the model call of the training step was not seen; nothing replayed")
+            incomplete(h, "overfit", "the model call of the training step was not seen: nothing to replay",
+                       codes=("TL706",))
             return
         module, args, kwargs = self.captured
         module.train()
@@ -368,7 +369,8 @@ class LoopObserver:
             if loss is None and isinstance(out, dict):
                 loss = out.get("loss")
             if loss is None:
-                h.note("--overfit: the model does not return its loss (the loop computes it outside): not replayed")
+                incomplete(h, "overfit", "the model does not return its loss (the loop computes it outside): "
+                           "not replayed", codes=("TL706",))
                 return
             loss = loss.mean() if loss.dim() > 0 else loss
             value = float(loss.detach())
