@@ -250,3 +250,24 @@ def test_reachable_part_of_the_corpus_lints_as_in_the_snapshot(set_dir, tmp_path
     got.sort(key=lambda r: (r["source"], r["path"], r["cell"] or 0, r["line"], r["code"], r["message"]))
     assert [acc.key(r) | {"message": r["message"]} for r in got] == expected, \
         "the findings changed: run `python benchmarks/accuracy.py` and judge the new ones"
+
+
+def test_recall_counts_a_bug_found_on_its_line_or_on_the_same_text():
+    f = {"source": "s", "path": "a.py", "code": "TL701", "cell": None, "hash": "h1", "line": 12}
+    expected = [{"source": "s", "path": "a.py", "code": "TL701", "cell": None, "line": 12},  # same line
+                {"source": "s", "path": "a.py", "code": "TL701", "cell": None, "line": 9, "hash": "h1"},  # moved
+                {"source": "s", "path": "a.py", "code": "TL702", "cell": None, "line": 12},  # another rule
+                {"source": "s", "path": "b.py", "code": "TL701", "cell": None, "line": 12}]  # another file
+    stats = acc.Stats()
+    missed = acc.recall_stats([f], expected, stats)
+    assert stats.found == {"TL701": 2} and stats.expected == {"TL701": 3, "TL702": 1}
+    assert missed == expected[2:]
+
+
+def test_precision_target():
+    from collections import Counter
+
+    assert not acc.below_target(Counter(true=19, false=1))  # 95 %
+    assert acc.below_target(Counter(true=18, false=2))
+    assert acc.below_target(Counter(true=3, false=1))  # few findings: no false one allowed
+    assert not acc.below_target(Counter(true=3, version=9))

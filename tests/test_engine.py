@@ -155,7 +155,7 @@ def test_rule_exception_is_an_internal_error_and_other_rules_still_report(monkey
 
 
 def test_one_parse_one_walk(monkeypatch):
-    import trainlint.engine as engine
+    import trainlint.core as engine
 
     calls = {"parse": 0, "walk": 0}
     real_parse, real_walk = engine.cst.parse_module, engine.walk

@@ -82,17 +82,17 @@ def test_cache_hit_returns_identical_findings(tmp_path):
     warm = lint_paths([root], Settings(), jobs=2, cache_dir=cache_dir)
     assert _flat(warm) == _flat(cold)
     # a hit never calls the engine
-    import trainlint.engine as engine
+    import trainlint.parallel as par
 
     def boom(*a, **k):
         raise AssertionError("linted again")
 
-    orig = engine.lint_file
-    engine.lint_file = boom
+    orig = par.lint_file
+    par.lint_file = boom
     try:
         again = lint_paths([root / "pkg0"], Settings(), jobs=1, cache_dir=cache_dir)
     finally:
-        engine.lint_file = orig
+        par.lint_file = orig
     assert _flat(again) == _flat([r for r in cold if r.filename.startswith(str(root / "pkg0"))])
 
 

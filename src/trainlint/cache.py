@@ -142,7 +142,7 @@ def _finding_to_json(f) -> dict[str, Any]:
 
 
 def _result_from_json(data: dict[str, Any], display: str):
-    from trainlint.engine import FileResult
+    from trainlint.core import FileResult
     from trainlint.findings import Applicability, Edit, Finding, Fix, Position, Severity
 
     findings = []

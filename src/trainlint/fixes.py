@@ -265,7 +265,7 @@ def _read_text_encoding(path: Path) -> tuple[str, bool, str]:
     try:
         return data.decode("utf-8"), False, "utf-8"
     except UnicodeDecodeError:
-        from trainlint.engine import _declared_encoding
+        from trainlint.core import _declared_encoding
 
         declared = _declared_encoding(data)
         if declared is None:

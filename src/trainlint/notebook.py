@@ -424,7 +424,7 @@ def is_python_notebook(nb: Notebook) -> bool:
 
 def lint_notebook_text(text: str, filename: str, settings: Settings):
     """Lint a notebook given its JSON text: a ``FileResult`` whose findings name cell and row."""
-    from trainlint.engine import _FILE_NOQA_RE, FRAMEWORK_RE, FileResult, _meta_finding, lint_text
+    from trainlint.core import _FILE_NOQA_RE, FRAMEWORK_RE, FileResult, _meta_finding, lint_text
 
     try:
         nb = parse_notebook(text)
@@ -446,7 +446,7 @@ def lint_notebook_text(text: str, filename: str, settings: Settings):
 
 
 def lint_notebook(path: Path, settings: Settings, display: str | None = None):
-    from trainlint.engine import FileResult, _meta_finding, read_source
+    from trainlint.core import FileResult, _meta_finding, read_source
 
     name = display or str(path)
     text, err = read_source(path)

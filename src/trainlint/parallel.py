@@ -1,4 +1,5 @@
-"""Linting many files: the result cache, then worker processes for what is left.
+"""Linting files: one of either kind (:func:`lint_file`: a script, or a notebook through
+:mod:`trainlint.notebook`), and many: the result cache, then worker processes for what is left.
 
 ``lint_files`` is what ``lint_paths`` and the CLI call. The output does not depend on ``jobs``:
 results come back in the order of the input (discovery sorts by path), whatever finished first.
@@ -19,9 +20,26 @@ import stat
 from pathlib import Path
 from typing import Sequence
 
+from trainlint.core import MAX_FILE_BYTES, FileResult, _meta_finding, lint_text, read_source
+
 #: Below this many files, or this many bytes, a pool costs more than it saves.
 MIN_PARALLEL_FILES = 8
 MIN_PARALLEL_BYTES = 256 * 1024
+
+
+def lint_file(path: Path, settings, display: str | None = None) -> FileResult:
+    """Lint one file: a notebook (``.ipynb``) or a script."""
+    name = display or str(path)
+    if path.suffix == ".ipynb":
+        from trainlint.notebook import lint_notebook
+
+        return lint_notebook(path, settings, name)
+    text, err = read_source(path)
+    if text is None:
+        return FileResult(name, [_meta_finding("TL002", name, f"cannot read: {err}", 1, 1)])
+    if not text.strip():
+        return FileResult(name, [], note="empty file, nothing to lint")
+    return lint_text(text, name, settings)
 
 
 def default_jobs() -> int:
@@ -37,8 +55,6 @@ def lint_files(files: Sequence, settings, jobs: int | None = None, cache=None) -
     ``jobs``: worker processes (None or 0: all cores; 1: serial). ``cache``: a
     :class:`trainlint.cache.Cache` or None.
     """
-    from trainlint.engine import FileResult, _meta_finding
-
     jobs = default_jobs() if not jobs or jobs < 0 else jobs
     results: list = [None] * len(files)
     todo: list[tuple[int, str, str, int]] = []  # (index, path, display, size)
@@ -79,8 +95,6 @@ def lint_files(files: Sequence, settings, jobs: int | None = None, cache=None) -
 
 def _cacheable_bytes(path: Path) -> bytes | None:
     """The bytes of a regular file small enough to lint; None otherwise (never opens a FIFO)."""
-    from trainlint.engine import MAX_FILE_BYTES
-
     try:
         st = path.stat()
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
@@ -91,8 +105,6 @@ def _cacheable_bytes(path: Path) -> bytes | None:
 
 
 def _lint_one(path: str, display: str, settings):
-    from trainlint.engine import FileResult, _meta_finding, lint_file
-
     try:
         return lint_file(Path(path), settings, display)
     except Exception as exc:  # lint_file catches rule errors; anything else is still one file's problem
@@ -170,8 +182,6 @@ def _pool_round(chunks, settings, jobs: int, done: dict) -> list[tuple[int, str,
 def _isolated(path: str, display: str, settings):
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
-
-    from trainlint.engine import FileResult, _meta_finding
 
     try:
         with ProcessPoolExecutor(max_workers=1, mp_context=_context(), initializer=_init_worker,

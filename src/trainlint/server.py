@@ -188,7 +188,7 @@ class TrainlintServer(LanguageServer):
         return Linted(version, text, split_lines(text), findings, time.perf_counter() - t0)
 
     def _lint_text(self, text: str, name: str, path: Path | None, parse=None) -> list[Finding]:
-        from trainlint.engine import _meta_finding, lint_text
+        from trainlint.core import _meta_finding, lint_text
 
         if len(text) > self.max_chars:
             return [_meta_finding("TL002", name, f"too large for the language server ({len(text):,} characters, "
