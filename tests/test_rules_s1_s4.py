@@ -468,6 +468,24 @@ def test_tl104_numpy_shuffle_one_array():
     assert "shuffles `X` but not `y`" in f.message
 
 
+def test_tl104_quiet_for_labels_copied_to_be_randomised():
+    # Deep Learning with Python, chapter 5: fitting randomly shuffled labels, on purpose
+    src = """
+    import numpy as np
+    from tensorflow import keras
+    (train_images, train_labels), _ = keras.datasets.mnist.load_data()
+    random_train_labels = train_labels{copy}
+    np.random.shuffle(random_train_labels)
+    model.fit(train_images, random_train_labels, epochs=100)
+    """
+    for copy in ("[:]", ".copy()"):
+        assert codes(src.format(copy=copy), "TL104") == [], copy
+    # the labels themselves shuffled: misaligned
+    direct = src.format(copy="[:]").replace("    random_train_labels = train_labels[:]\n", "").replace(
+        "random_train_labels", "train_labels")
+    assert codes(direct, "TL104") == ["TL104"]
+
+
 def test_tl104_rng_shuffle_and_tensor_dataset():
     src = """
     import numpy as np

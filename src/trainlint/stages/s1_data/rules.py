@@ -13,6 +13,7 @@ from trainlint.facts import (
     DatasetValue,
     ModelValue,
     argument,
+    dotted,
     has_star_kwargs,
     iter_nodes,
     keyword,
@@ -446,6 +447,8 @@ class MisalignedLabels(Rule):
         listed = {n.value: self._unsorted_listing(n.value, node, scope) for n in names}
         # one array shuffled alone
         lone = [n for n in names if shuffled[n.value] is not None]
+        if len(lone) == 1 and self._copy_made_to_shuffle(lone[0].value, shuffled[lone[0].value]):
+            return  # `random_labels = labels[:]; np.random.shuffle(random_labels)`: labels randomised on purpose
         if len(lone) == 1:
             x = lone[0].value
             others = [n.value for n in names if n.value != x and self._independent(n.value, node, shuffled[x], x)]
@@ -503,6 +506,23 @@ class MisalignedLabels(Rule):
                 if len(args) == 1 and isinstance(args[0].value, cst.Name):
                     found = call
         return found
+
+    def _copy_made_to_shuffle(self, name: str, shuffle: cst.Call) -> bool:
+        """`name` is bound to a copy of another array (`y[:]`, `y.copy()`, `np.copy(y)`, `list(y)`) and
+        shuffled in place: the experiment of fitting randomly shuffled labels, not a misalignment."""
+        b = self.ctx.facts.lookup(name, shuffle)
+        v = b.value if b is not None else None
+        if isinstance(v, cst.Subscript) and len(v.slice) == 1 and isinstance(v.slice[0].slice, cst.Slice):
+            sl = v.slice[0].slice
+            return sl.lower is None and sl.upper is None and isinstance(v.value, cst.Name)
+        if isinstance(v, cst.Call):
+            f = v.func
+            if isinstance(f, cst.Attribute) and f.attr.value == "copy" and not v.args and isinstance(f.value, cst.Name):
+                return True
+            last = dotted(f) or ""
+            return last.rsplit(".", 1)[-1] in ("copy", "deepcopy", "list") and len(v.args) == 1 \
+                and isinstance(v.args[0].value, cst.Name)
+        return False
 
     def _shuffle_calls(self, scope) -> list[cst.Call]:
         """The shuffling calls of one scope (all scopes computed in one pass over the calls)."""
