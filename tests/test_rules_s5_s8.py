@@ -1028,3 +1028,25 @@ def test_tl704_scheduler_and_optimizer_of_the_two_branches_are_not_paired():
     assert codes(src, "TL704") == []
     swapped = src.replace("    optimizer.step()\n            lr_scheduler.step()", "    lr_scheduler.step()\n            optimizer.step()")
     assert swapped != src and codes(swapped, "TL704") == ["TL704"]
+
+
+def test_tl504_saving_the_old_optimizer_state_is_not_a_step():
+    # in the shape of LLMs-from-scratch ch05: the model is reloaded for inference, then the old optimizer's
+    # state is saved beside it; a new optimizer is built before training again
+    src = """
+    import torch
+    model = GPTModel(cfg)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=4e-4)
+    train_model_simple(model, train_loader, optimizer)
+    model = GPTModel(cfg)
+    model.load_state_dict(torch.load("model.pth"))
+    model.eval()
+    torch.save({"model_state_dict": model.state_dict(), "optimizer_state_dict": optimizer.state_dict()}, "both.pth")
+    """
+    assert codes(src, "TL504") == []
+    stepped = src + """
+    for batch in train_loader:
+        loss_of(model, batch).backward()
+        optimizer.step()
+    """
+    assert codes(stepped, "TL504") == ["TL504"]

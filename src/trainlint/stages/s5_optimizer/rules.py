@@ -348,6 +348,10 @@ class HighLearningRate(Rule):
                     "use `learning_rate=5e-5` (2e-5 to 5e-5 is usual)")
 
 
+#: optimizer methods that save, restore or extend its state without stepping the model it holds
+_STATE_METHODS = frozenset({"state_dict", "load_state_dict", "add_param_group"})
+
+
 @register
 class OptimizerOnReplacedModel(Rule):
     """The optimizer was built on `model.parameters()`, then `model` was rebound to another model."""
@@ -440,7 +444,8 @@ class OptimizerOnReplacedModel(Rule):
                 root = call.func
                 while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
                     root = root.func if isinstance(root, cst.Call) else root.value
-                if isinstance(root, cst.Name):
+                reads = isinstance(call.func, cst.Attribute) and call.func.attr.value in _STATE_METHODS
+                if isinstance(root, cst.Name) and not reads:
                     names.append(root.value)
                 for a in call.args:
                     v = a.value
