@@ -214,24 +214,28 @@ include = ["examples/**"]
 # ---------------------------------------------------------------------------------------------
 # Re-lint what is reachable here and compare with the committed snapshot
 
-SAMPLE_EVERY = 10
+SAMPLE_EVERY = 25  # of all locked files
+SAMPLE_EVERY_WITH_FINDINGS = 5  # of the files with a finding in the snapshot
 
 
 @pytest.mark.parametrize("set_dir", SETS, ids=lambda d: d.name)
 def test_reachable_part_of_the_corpus_lints_as_in_the_snapshot(set_dir, tmp_path):
     """Sources written for this project (``kind = "local"``) are always linted; materialised
-    third-party files, when present, by a fixed sample (every 10th locked file)."""
+    third-party files, when present, by a fixed sample (every 25th locked file, and every 5th of
+    those with a finding)."""
     sources = {s.id: s for s in acc.load_sources(set_dir)}
     local = [s for s in sources.values() if s.kind == "local"]
     lint = [e for e in acc.load_lock(set_dir) if e.role == "lint"]
     if local:
         acc.materialise(set_dir, {}, out=tmp_path / "m", log=lambda *a: None)
     materialised = acc.MATERIALISED / set_dir.name
+    with_findings = sorted({(r["source"], r["path"]) for r in acc._snapshot(set_dir)[1]})
+    sampled = {p for i, p in enumerate(with_findings) if i % SAMPLE_EVERY_WITH_FINDINGS == 0}
     chosen = []
     for i, e in enumerate(lint):
         if sources[e.source].kind == "local":
             chosen.append((tmp_path / "m", e))
-        elif i % SAMPLE_EVERY == 0 and (materialised / e.source / e.path).is_file():
+        elif (i % SAMPLE_EVERY == 0 or (e.source, e.path) in sampled) and (materialised / e.source / e.path).is_file():
             chosen.append((materialised, e))
     if not chosen:
         pytest.skip("no file of this set is reachable here (materialise it with benchmarks/accuracy.py)")
