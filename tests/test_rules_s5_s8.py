@@ -1050,3 +1050,28 @@ def test_tl504_saving_the_old_optimizer_state_is_not_a_step():
         optimizer.step()
     """
     assert codes(stepped, "TL504") == ["TL504"]
+
+
+def test_tl702_quiet_for_a_diffusers_model_without_dropout():
+    # in the shape of peft's examples/hra_dreambooth/train_dreambooth.py (its BOFT twin sets boft_dropout)
+    src = """
+    import torch
+    from diffusers import UNet2DConditionModel
+    from peft import get_peft_model
+    unet = UNet2DConditionModel.from_pretrained(args.model, subfolder="unet")
+    unet = get_peft_model(unet, config)
+    optimizer = torch.optim.AdamW(unet.parameters(), lr=1e-4)
+    for epoch in range(args.epochs):
+        unet.train()
+        for step, batch in enumerate(loader):
+            loss = loss_fn(unet(batch["x"], batch["t"]), batch["y"])
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            if step % args.validation_steps == 0:
+                unet.eval()
+                log_validation(unet)
+    """
+    assert codes(src, "TL702") == []
+    with_dropout = src.replace("get_peft_model(unet, config)", "get_peft_model(unet, BOFTConfig(boft_dropout=0.1))")
+    assert codes(with_dropout, "TL702") == ["TL702"]

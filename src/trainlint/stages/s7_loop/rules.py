@@ -331,6 +331,8 @@ class WrongTrainEvalMode(Rule):
                 for L in loops_around(facts, call):
                     called.setdefault(L, {}).setdefault(call.func.value, []).append(call)
         trained = self._trained_models(lf, models, training_loops, called)
+        models -= {name for name in models if self._without_dropout(name)}
+        trained &= models
         # the loops of each scope in document order: where the evaluation after a training loop can be
         by_scope: dict = {}
         for L in called:
@@ -346,6 +348,27 @@ class WrongTrainEvalMode(Rule):
                 self._evaluation_after(lf, loop, scope, name, training_loops, called, by_scope.get(scope, []), steps)
         self._evaluation_with_gradients(lf, called, steps)
         self._evaluation_function_without_eval(lf, steps)
+
+    def _without_dropout(self, name: str) -> bool:
+        """`name` holds a diffusers model (`UNet2DConditionModel.from_pretrained(...)`: no dropout, group
+        norm only) and nothing in the file configures a dropout (`lora_dropout=0.1`, `boft_dropout=...`):
+        train and eval mode compute the same thing."""
+        facts = self.ctx.facts
+        diffusers = False
+        for names in facts.bindings.values():
+            for b in names.get(name, ()):
+                v = b.value
+                if isinstance(v, cst.Call):
+                    f = v.func.value if isinstance(v.func, cst.Attribute) and v.func.attr.value in (
+                        "from_pretrained", "from_config") else v.func
+                    diffusers = diffusers or (facts.qualname(f) or "").startswith("diffusers.")
+        if not diffusers:
+            return False
+        for call in facts.index.get("Call", ()):
+            for a in call.args:
+                if a.keyword is not None and "dropout" in a.keyword.value.lower() and literal(a.value) not in (0, 0.0):
+                    return False
+        return True
 
     def _trained_models(self, lf, models: set, training_loops, called) -> set:
         """The models the optimizer trains: owners of `torch.optim.X(model.parameters())`; without one, the
@@ -549,6 +572,8 @@ class WrongTrainEvalMode(Rule):
                 if index is None and name in facts.bindings.get(fn, {}):
                     continue  # a local of the function (a metric, a helper), not a model handed in
                 if index == -1 or any(r == name and facts.where[c].function is fn for c, r, _ in lf.modes):
+                    continue
+                if index is None and self._without_dropout(name):
                     continue
                 for site in lf.calls:
                     if not (isinstance(site.func, cst.Name) and site.func.value == fn.name.value and site in facts.where):
