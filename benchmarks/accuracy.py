@@ -730,10 +730,17 @@ def run(set_names: list[str], write: bool, jobs: int, reuse: bool = False) -> in
                   f"{len(have)} present the findings {'equal' if same else 'DIFFER FROM'} the snapshot")
             if not same:
                 status = 1
+            if len(have) < len(lock):
+                print(f"[{name}] the numbers below are those of the committed snapshot")
+                rows = old
         if name == "corpus":
             stats = Stats()
             precision_stats(rows, read_jsonl(set_dir / "verdicts.jsonl"), stats)
             _print_precision(stats)
+            from trainlint.rule import default_codes
+
+            short = [c for c, v in sorted(stats.verdicts.items()) if c in default_codes() and below_target(v)]
+            print(f"default rules short of the precision target: {', '.join(short) or 'none'}")
             if stats.unjudged:
                 status = 1
                 print(f"\n[{name}] {len(stats.unjudged)} findings nobody judged (add them to {set_dir.name}/verdicts.jsonl):")
