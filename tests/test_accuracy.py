@@ -275,3 +275,19 @@ def test_precision_target():
     assert acc.below_target(Counter(true=18, false=2))
     assert acc.below_target(Counter(true=3, false=1))  # few findings: no false one allowed
     assert not acc.below_target(Counter(true=3, version=9))
+
+
+def test_run_without_the_materialised_corpus_prints_the_committed_numbers(tmp_path, monkeypatch, capsys):
+    """A clean clone has no materialised third-party code: the run says so and prints the snapshot's
+    numbers (corpus size, per-rule precision, default totals) without failing."""
+    monkeypatch.setattr(acc, "MATERIALISED", tmp_path / "nothing")
+    assert acc.run(["corpus"], write=False, jobs=1) == 0
+    out = capsys.readouterr().out
+    lint = [e for e in acc.load_lock(acc.SETS["corpus"]) if e.role == "lint"]
+    assert f"[corpus] {len(lint)} files from " in out and "the committed snapshot" in out
+    _, rows = acc._snapshot(acc.SETS["corpus"])
+    total = re.search(r"^default\s+(\d+)\s", out, re.M)
+    assert total is not None
+    from trainlint.rule import default_codes
+
+    assert int(total.group(1)) == sum(1 for r in rows if r["code"] in default_codes())
