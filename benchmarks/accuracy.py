@@ -3,6 +3,7 @@ recall on a set of real bugs. Prints numbers; the committed snapshot and docs/ac
 
     python benchmarks/accuracy.py lock        --git owner/name=GIT_DIR ...  [--set corpus]
     python benchmarks/accuracy.py materialize --git owner/name=GIT_DIR ...  [--set corpus]
+    python benchmarks/accuracy.py materialize --git-root DIR   # clones as DIR/name, DIR/owner/name, ...
     python benchmarks/accuracy.py [run]       [--set corpus --set buggy] [--no-write]
     python benchmarks/accuracy.py render      # docs/accuracy.md from the committed files only
 
@@ -566,9 +567,10 @@ def render(corpus_dir: Path = SETS["corpus"], buggy_dir: Path = SETS["buggy"]) -
            "(right about an API removed or renamed in a version the code was not written for) or",
            "`debatable`. Precision = true / (true + false). The **buggy set** holds real bugs confirmed by",
            "their fix commit or issue thread; recall = the share trainlint reports with the expected rule.", "",
-           "Reproduce: clone the repositories listed in `benchmarks/corpus/sources.toml`, then",
-           "`python benchmarks/accuracy.py materialize --git owner/name=PATH ...` and",
-           "`python benchmarks/accuracy.py` (the file formats are described at the top of that script).", ""]
+           "Reproduce: clone the repositories listed in `benchmarks/corpus/sources.toml` into one directory,",
+           "then `python benchmarks/accuracy.py materialize --git-root DIR` (or `--git owner/name=PATH` for",
+           "each) and `python benchmarks/accuracy.py`, which lints the corpus, prints these numbers and lists",
+           "any finding nobody has judged yet. The file formats are described at the top of that script.", ""]
     corpus_meta, corpus_rows = _snapshot(corpus_dir)
     sources = load_sources(corpus_dir) if (corpus_dir / "sources.toml").exists() else []
     lock = [e for e in load_lock(corpus_dir) if e.role == "lint"]
@@ -691,8 +693,27 @@ def library_versions() -> dict:
 # CLI
 
 
-def _git_dirs(values: list[str]) -> dict[str, Path]:
+def find_git_dirs(root: Path, repos: list[str]) -> dict[str, Path]:
+    """Clones of ``repos`` under ``root``: ``root/name``, ``root/owner/name``, ``root/owner+name``
+    (each also with ``.git`` appended or a ``repo`` subdirectory)."""
     out = {}
+    for repo in repos:
+        owner, name = repo.split("/")
+        for base in (root / name, root / owner / name, root / f"{owner}+{name}"):
+            for cand in (base, Path(f"{base}.git"), base / "repo"):
+                if (cand / "HEAD").is_file() or (cand / ".git").exists():
+                    out[repo] = cand
+                    break
+            if repo in out:
+                break
+    return out
+
+
+def _git_dirs(values: list[str], root: str | None = None, set_names: list[str] = ()) -> dict[str, Path]:
+    out = {}
+    if root:
+        repos = sorted({s.repo for n in set_names for s in load_sources(SETS[n]) if s.kind == "git"})
+        out.update(find_git_dirs(Path(root), repos))
     for v in values or []:
         repo, _, path = v.partition("=")
         if not path:
@@ -792,6 +813,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", dest="sets", action="append", choices=sorted(SETS),
                         help="the set(s) to work on (default: every set with a sources.toml)")
     parser.add_argument("--git", action="append", metavar="OWNER/NAME=DIR", help="a local git directory of a source")
+    parser.add_argument("--git-root", metavar="DIR",
+                        help="a directory holding the clones (as DIR/name, DIR/owner/name or DIR/owner+name)")
     parser.add_argument("--no-write", action="store_true", help="run: do not rewrite the snapshot or docs/accuracy.md")
     parser.add_argument("--reuse", action="store_true",
                         help="run: take the findings of the last complete run instead of linting (to judge them)")
@@ -803,11 +826,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "lock":
         for n in names:
-            build_lock(SETS[n], _git_dirs(args.git))
+            build_lock(SETS[n], _git_dirs(args.git, args.git_root, names))
         return 0
     if args.command == "materialize":
         for n in names:
-            materialise(SETS[n], _git_dirs(args.git))
+            materialise(SETS[n], _git_dirs(args.git, args.git_root, names))
         return 0
     return run(names, not args.no_write, args.jobs, args.reuse)
 

@@ -291,3 +291,14 @@ def test_run_without_the_materialised_corpus_prints_the_committed_numbers(tmp_pa
     from trainlint.rule import default_codes
 
     assert int(total.group(1)) == sum(1 for r in rows if r["code"] in default_codes())
+
+
+def test_clones_are_found_under_a_root_in_the_usual_layouts(tmp_path):
+    for rel in ("alpha", "bob/beta", "carol+gamma/repo"):
+        (tmp_path / rel).mkdir(parents=True)
+        _git(tmp_path / rel, "init", "-q")
+    (tmp_path / "delta.git").mkdir()
+    _git(tmp_path / "delta.git", "init", "-q", "--bare")
+    found = acc.find_git_dirs(tmp_path, ["ann/alpha", "bob/beta", "carol/gamma", "dan/delta", "eve/missing"])
+    assert found == {"ann/alpha": tmp_path / "alpha", "bob/beta": tmp_path / "bob" / "beta",
+                     "carol/gamma": tmp_path / "carol+gamma" / "repo", "dan/delta": tmp_path / "delta.git"}
