@@ -10,8 +10,9 @@ statements it overlaps, plus one statement before it (an inserted indented line 
 previous block), are re-parsed from the new text as a module of their own, and spliced between the
 unchanged statements. Anything unusual falls back to a full parse: a change in the module's header
 or footer, a chunk that does not parse (the full parse then reports the syntax error), a chunk
-whose detected indentation or newline differs from the module's. The result is checked: its code
-must be exactly the new text, else the full parse is used.
+whose detected indentation or newline differs from the module's. The result is checked: the code
+of the spliced statements must be exactly the new text there (the reused ones are unchanged
+nodes), else the full parse is used.
 """
 
 from __future__ import annotations
@@ -149,8 +150,20 @@ class IncrementalParser:
             if offset + footer != chunk_end:
                 return None
             new_starts.extend(x + delta for x in starts[j + 1:])
-        if self.verify and result.code != new:
-            log.warning("incremental parse produced different code; using a full parse")
-            return None
+        if self.verify:
+            # the spliced region must print as the new text: the new statements (and the next one,
+            # which may have received the chunk's trailing comment lines). The reused statements
+            # print as before (unchanged nodes), so the whole module need not be printed again,
+            # which cost as much as a full parse.
+            stop = len(body) + (0 if at_end else 1)
+            code = "".join(result.code_for_node(stmt) for stmt in result.body[i:i + stop])
+            if at_end:
+                code += "".join(result.code_for_node(line) for line in result.footer)
+                expected = new[chunk_start:]
+            else:
+                expected = new[chunk_start:new_starts[i + stop]]
+            if code != expected:
+                log.warning("incremental parse produced different code; using a full parse")
+                return None
         self._remember(new, result, new_starts)
         return result
