@@ -15,12 +15,9 @@ from __future__ import annotations
 
 import importlib
 import re
-from typing import TYPE_CHECKING, ClassVar, Iterable
+from typing import ClassVar, Iterable
 
 from trainlint.findings import Applicability, Severity, Stage
-
-if TYPE_CHECKING:
-    from trainlint.context import Context
 
 CODE_RE = re.compile(r"^TL\d{3}$")
 
@@ -97,7 +94,9 @@ class Rule:
     def has_static_check(cls) -> bool:
         return bool(cls.visit_methods()) or hasattr(cls, "finish")
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx) -> None:
+        #: the file's :class:`~trainlint.context.Context` (facts, source, settings, report); not
+        #: imported here: the context module depends on the rules, not the other way round
         self.ctx = ctx
 
     def report(self, node, message: str, **kwargs) -> None:
