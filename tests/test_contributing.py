@@ -1,7 +1,7 @@
-"""CONTRIBUTING.md's walk-through of adding a rule is what a new rule really needs: a toy static rule is
-added to a copy of the repository by following the listed places (all but the probe check, which a
-static-only rule leaves out), and the copy's registry, documents and README table pick it up, with no
-other file changed."""
+"""CONTRIBUTING.md's walk-through of adding a rule is what a new rule really needs: a toy rule with a
+static and a PyTorch probe check is added to a copy of the repository by following the listed places,
+and the copy's registry, documents, probe-check registry and README table pick it up, with no other
+file changed."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ class ToyZeroLearningRate(Rule):
     code = "TL599"
     name = "toy-zero-learning-rate"
     severity = Severity.ERROR
+    probe = "One optimizer step on a real batch leaves the weights unchanged."
     gate = (("lr",), ("optim",))
 
     def visit_Call(self, node) -> None:
@@ -36,6 +37,17 @@ class ToyZeroLearningRate(Rule):
 
         if torch_optimizer(self.ctx.facts, node) and literal(argument(node, "lr")) == 0:
             self.report(node, "`lr=0`: the optimizer never moves the weights", hint="use a learning rate > 0")
+'''
+
+TOY_CHECK = '''
+
+
+from trainlint.probe.checks import probe_check as _toy_probe_check  # noqa: E402
+
+
+@_toy_probe_check("TL599", framework="torch", path="trainer")
+def toy_check_zero_lr(h, st) -> None:
+    h.checked("TL599")
 '''
 
 TOY_DOC = """# TL599 toy-zero-learning-rate
@@ -63,7 +75,7 @@ opt = torch.optim.SGD(model.parameters(), lr=0.1)
 ```
 
 ## Probe
-Static only.
+One optimizer step on a real batch leaves the weights unchanged.
 """
 
 CHECK_IN_COPY = textwrap.dedent(
@@ -71,10 +83,11 @@ CHECK_IN_COPY = textwrap.dedent(
     from trainlint.config import Settings
     from trainlint.docs import load_doc
     from trainlint.engine import lint_source
+    from trainlint.probe import checks
     from trainlint.rule import all_rules
 
     rule = all_rules()["{CODE}"]
-    assert rule.stage().value == 5 and not rule.probe and rule.has_static_check(), rule
+    assert rule.stage().value == 5 and rule.probe and rule.has_static_check(), rule
     doc = load_doc("{CODE}")
     assert doc.bad and doc.good
     only = Settings(select=["{CODE}"])
@@ -82,6 +95,8 @@ CHECK_IN_COPY = textwrap.dedent(
         assert [f.code for f in lint_source(ex.code, "t.py", only)] == ["{CODE}"], ex.code
     for ex in doc.good:
         assert lint_source(ex.code, "t.py", only) == [], ex.code
+    assert "{CODE}" in checks.declared_codes("torch")
+    assert any("{CODE}" in c.codes for c in checks.checks("torch", "trainer"))
     print("ok")
     """
 )
@@ -111,8 +126,9 @@ def test_adding_a_rule_touches_exactly_the_places_contributing_lists(tmp_path):
 
     # the walk-through, place by place
     (copy / "rules" / f"{CODE}.md").write_text(TOY_DOC, encoding="utf-8")
-    module = copy / "src" / "trainlint" / "stages" / STAGE / "rules.py"
-    module.write_text(module.read_text(encoding="utf-8") + TOY_RULE, encoding="utf-8")
+    for name, snippet in (("rules.py", TOY_RULE), ("probe.py", TOY_CHECK)):
+        module = copy / "src" / "trainlint" / "stages" / STAGE / name
+        module.write_text(module.read_text(encoding="utf-8") + snippet, encoding="utf-8")
     subprocess.run([sys.executable, "scripts/rule_table.py", "--write"], cwd=copy, check=True,
                    capture_output=True, text=True, env={"PYTHONPATH": str(copy / "src"), "PATH": ""})
 
@@ -120,13 +136,11 @@ def test_adding_a_rule_touches_exactly_the_places_contributing_lists(tmp_path):
     changed = {p for p in after if before.get(p) != after[p]}
     listed = {p.replace("TL599", CODE).replace("s5_optimizer", STAGE) for p in _places()}
     assert "tests/" in listed  # the rule's own tests, which this copy does not run
-    probe_place = f"src/trainlint/stages/{STAGE}/probe.py"
-    assert probe_place in listed  # a static-only rule leaves it out
-    assert changed == listed - {"tests/", probe_place}, f"changed {sorted(changed)}, CONTRIBUTING.md lists {sorted(listed)}"
+    assert changed == listed - {"tests/"}, f"changed {sorted(changed)}, CONTRIBUTING.md lists {sorted(listed)}"
 
     # and in the copy, everything derives from those places
     proc = subprocess.run([sys.executable, "-c", CHECK_IN_COPY], cwd=copy, capture_output=True, text=True,
                           env={"PYTHONPATH": str(copy / "src"), "PATH": ""}, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr
     readme = (copy / "README.md").read_text(encoding="utf-8")
-    assert f"| [{CODE}](rules/{CODE}.md) | toy-zero-learning-rate | optimizer | error | on | yes | — | — |" in readme
+    assert f"| [{CODE}](rules/{CODE}.md) | toy-zero-learning-rate | optimizer | error | on | yes | yes | — |" in readme
