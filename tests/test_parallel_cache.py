@@ -236,3 +236,21 @@ def test_cache_dir_from_the_config_file(tmp_path):
     assert run_cli("train.py", cwd=tmp_path).returncode == 1
     assert any((tmp_path / "build-cache" / "tl").rglob("*")), "no cache entry written where the config says"
     assert not (tmp_path / ".trainlint_cache").exists()
+
+
+def test_default_cache_goes_to_the_project_root_never_beside_a_script(tmp_path, monkeypatch):
+    from trainlint.cache import DIRNAME, default_directory
+
+    project = tmp_path / "project"
+    (project / "scripts" / "deep").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("")
+    assert default_directory(None, project / "scripts" / "deep") == project / DIRNAME
+    assert default_directory(tmp_path / "cfg") == tmp_path / "cfg" / DIRNAME  # where the config file is
+    loose = tmp_path / "loose"  # no pyproject.toml or .git up to the file system root
+    loose.mkdir()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: tmp_path))
+    assert default_directory(None, loose) == tmp_path / "xdg" / "trainlint"
+    (loose / "train.py").write_text("x = 1\n")
+    assert run_cli("train.py", cwd=loose, env={"XDG_CACHE_HOME": str(tmp_path / "xdg")}).returncode == 0
+    assert not (loose / DIRNAME).exists()

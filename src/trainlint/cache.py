@@ -1,7 +1,7 @@
 """The result cache: findings of unchanged files are not computed again.
 
 One JSON entry per (file content, file name, settings, trainlint build) under ``.trainlint_cache/``
-(the project root, or ``--cache-dir``). The key hashes
+(the project root, see :func:`default_directory`, or ``--cache-dir``). The key hashes
 
 - the file's bytes,
 - its display name (rules and ``per-file-ignores`` may depend on it) and the codes enabled for it,
@@ -49,6 +49,24 @@ def build_fingerprint() -> str:
             h.update(f"{p.relative_to(root)}:{st.st_size}:{st.st_mtime_ns};".encode())
         _FINGERPRINT = h.hexdigest()
     return _FINGERPRINT
+
+
+def default_directory(project_root: Path | None = None, cwd: Path | None = None) -> Path:
+    """Where the cache goes when no ``--cache-dir``/``cache-dir`` says: ``.trainlint_cache`` in the
+    project root, as ruff does: the directory of the config file, else the nearest ancestor of the
+    working directory holding ``pyproject.toml`` or ``.git``; outside any project, the user's cache
+    directory (``$XDG_CACHE_HOME/trainlint``), never beside an arbitrary script."""
+    if project_root is not None:
+        return Path(project_root) / DIRNAME
+    start = Path(cwd or Path.cwd()).resolve()
+    home = Path.home()
+    for d in (start, *start.parents):
+        if d == home or d == Path(d.anchor):
+            break
+        if (d / "pyproject.toml").is_file() or (d / ".git").exists():
+            return d / DIRNAME
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(home / ".cache")
+    return Path(xdg) / "trainlint"
 
 
 class Cache:

@@ -79,6 +79,8 @@ def main() -> None:
 @click.option("--probe-rows", type=int, default=256, show_default=True, help="Rows kept from each load_dataset() during the probe.")
 @click.option("--tiny-model", is_flag=True, help="Probe with small random models of the same architecture and config.")
 @click.option("--overfit", type=int, default=0, help="Probe: train N steps on one batch and classify the loss curve.")
+@click.option("--probe-memory", type=click.IntRange(min=0), default=0, help="Probe: address-space limit of each process of the script, in MB (0: none).")
+@click.option("--probe-processes", type=click.IntRange(min=1), default=512, show_default=True, help="Probe: processes the script may run at once (in a sandbox).")
 @click.option("--fix", "fix", is_flag=True, help="Apply the safe fixes (with --unsafe-fixes the unsafe ones too) and report what remains; with `-`, print the fixed source.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply the fixes that change behaviour; alone, show them as available.")
 @click.option("--diff", "diff", is_flag=True, help="Print a unified diff of the fixes and write nothing; exit 1 if there would be changes.")
@@ -87,7 +89,8 @@ def main() -> None:
 @click.option("--no-cache", is_flag=True, envvar="TRAINLINT_NO_CACHE", help="Lint every file again; read and write no cache.")
 def check(paths, select, ignore, extend_select, output_format, exit_zero, fail_on, statistics, config_file, quiet, verbose,
           stdin_filename, force_exclude, probe, python, probe_timeout, probe_rows, tiny_model, overfit,
-          fix=False, unsafe_fixes=False, diff=False, jobs=0, cache_dir=None, no_cache=False) -> None:
+          fix=False, unsafe_fixes=False, diff=False, jobs=0, cache_dir=None, no_cache=False,
+          probe_memory=0, probe_processes=512) -> None:
     """Lint PATH... (files and directories; `-` reads stdin)."""
     from trainlint.config import ConfigError, load_settings
 
@@ -202,11 +205,12 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
         return 2
     if exit_zero:
         return 0
-    from trainlint.config import fails
+    from trainlint.findings import fails_run
 
-    # Findings below `fail-on` are shown but do not fail the run. A probe that did not reach training
-    # (timeout, crash, exit, error) never passes.
-    return 1 if probe_failed or any(fails(f.severity, settings.fail_on) for f in findings) else 0
+    # Findings below `fail-on` are shown but do not fail the run; after a probe, a confirmed finding
+    # fails and a not-reproduced one does not by itself. A probe that did not reach training (timeout,
+    # crash, exit, error, missing asset) never passes.
+    return 1 if probe_failed or any(fails_run(f, settings.fail_on) for f in findings) else 0
 
 
 class _Fixing:
@@ -285,12 +289,13 @@ class _Fixing:
 
 def _cache(settings, cache_dir, no_cache):
     """The result cache of this run: ``--cache-dir``, else ``.trainlint_cache`` in the project root
-    (where the config file is, else the working directory); None with ``--no-cache``."""
+    (where the config file is, else the nearest pyproject.toml/.git above the working directory, else
+    the user's cache directory); None with ``--no-cache``."""
     if no_cache:
         return None
-    from trainlint.cache import DIRNAME, Cache
+    from trainlint.cache import Cache, default_directory
 
-    return Cache(cache_dir or settings.cache_dir or (settings.project_root or Path.cwd()) / DIRNAME, settings)
+    return Cache(cache_dir or settings.cache_dir or default_directory(settings.project_root), settings)
 
 
 def _statistics(findings, out) -> None:
@@ -312,15 +317,17 @@ def _probe(file_paths, findings, run, python, timeout, rows, tiny_model, overfit
     if len(scripts) != 1:
         raise click.UsageError("--probe takes exactly one script: `trainlint --probe train.py [-- script args]`")
     script = scripts[0]
+    params = click.get_current_context().params
     options = ProbeOptions(python=python, timeout=timeout, rows=rows, tiny_model=tiny_model, overfit=overfit,
-                           verbose=verbose, script_args=script_args)
+                           verbose=verbose, script_args=script_args,
+                           memory_mb=params.get("probe_memory") or 0, max_processes=params.get("probe_processes") or 512)
     report = run_probe(script, findings, options)
     run.probed = True
     run.probe_notes = list(report.notes)
-    if not report.isolated and not any("not isolated" in n for n in run.probe_notes):
-        run.probe_notes.append("not isolated: the script ran with network access and a writable project directory")
     run.probe_details = list(report.details)
-    if report.outcome != "reached-training":
+    if report.outcome == "asset-missing":
+        run.probe_incomplete = "the probe did not reach training (asset-missing: see the probe notes for how to fetch it)"
+    elif report.outcome != "reached-training":
         run.probe_incomplete = f"the probe did not reach training ({report.outcome or 'no result'})"
     elif report.incomplete:
         n = len(report.incomplete)

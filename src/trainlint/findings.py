@@ -94,6 +94,7 @@ class ProbeStatus(str, enum.Enum):
     CONFIRMED = "confirmed"  # the run showed the failure
     NOT_REPRODUCED = "not reproduced"  # the run got past the point where it would fail
     NOT_REACHED = "not reached"  # the run stopped before the point could be checked
+    NOT_CHECKED = "not checked"  # the run reached training, but the probe has no check for this code
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,3 +147,14 @@ class Finding:
         if self.probe is not None:
             data["probe"] = self.probe.to_json()
         return data
+
+
+def fails_run(f: Finding, fail_on: Severity) -> bool:
+    """Whether ``f`` makes the run exit 1 under ``fail_on``: by its severity, except after a probe, where
+    a finding the run confirmed always fails and one it did not reproduce never does by itself."""
+    if f.probe is not None:
+        if f.probe.status is ProbeStatus.CONFIRMED:
+            return True
+        if f.probe.status is ProbeStatus.NOT_REPRODUCED:
+            return False
+    return f.severity.rank <= fail_on.rank

@@ -357,10 +357,13 @@ def test_script_that_never_reaches_training(tmp_path):
 def test_model_not_available_offline_is_a_clear_result(tiny_env, tmp_path):
     source = 'from transformers import AutoModelForSequenceClassification\n\nmodel = AutoModelForSequenceClassification.from_pretrained("some-org/never-downloaded")\n'
     script = write(tmp_path, source)
-    report = probe(script)
-    [f] = by_code(report, "TL707")
-    assert "not available offline" in f.message and "--tiny-model" in f.message
-    assert f.start.row == 3
+    report = probe(script, [static(script, "TL301", 3)])
+    # A missing asset is a probe status with instructions, never a finding against the script.
+    assert report.outcome == "asset-missing", explain(report)
+    assert not confirmed(report), explain(report)
+    assert by_code(report, "TL301")[0].probe.status is ProbeStatus.NOT_REACHED
+    assert any("'some-org/never-downloaded' is not in the local cache (at train.py:3)" in n
+               and "trainlint probe --prefetch train.py" in n and "--tiny-model" in n for n in report.notes), report.notes
 
 
 # ---------------------------------------------------------------- through the CLI

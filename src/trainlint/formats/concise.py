@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from trainlint.findings import Finding
+from trainlint.findings import Finding, ProbeStatus, fails_run
 from trainlint.fixes import applicable
 from trainlint.formats import Run
 
@@ -58,10 +58,17 @@ def summary(findings: list[Finding], run: Run) -> str:
     if hidden:
         tail += (f"\n({hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the "
                  "`--unsafe-fixes` option.)")
-    below = sum(1 for f in findings if f.severity.rank > run.fail_on.rank)
+    below = sum(1 for f in findings if f.severity.rank > run.fail_on.rank and not fails_run(f, run.fail_on)
+                and (f.probe is None or f.probe.status is not ProbeStatus.NOT_REPRODUCED))
     if below:
         tail += (f"\n{below} finding{'s' if below != 1 else ''} below `fail-on = \"{run.fail_on.value}\"` "
                  f"({'do' if below != 1 else 'does'} not change the exit code).")
+    unreproduced = sum(1 for f in findings if f.probe is not None and f.probe.status is ProbeStatus.NOT_REPRODUCED)
+    if unreproduced:
+        tail += (f"\n{unreproduced} finding{'s' if unreproduced != 1 else ''} not reproduced by the probe "
+                 f"({'do' if unreproduced != 1 else 'does'} not change the exit code).")
+    if run.probed and run.probe_incomplete:
+        tail += f"\nNot all checks ran: {run.probe_incomplete}."
     if fixed:
         tail += f"\n{fixed}"
     return f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''} ({parts}) in {files} file{'s' if files != 1 else ''}.{tail}"

@@ -29,6 +29,9 @@ class ProbeOptions:
     overfit: int = 0  # --overfit N: N steps on the same batch (0: off)
     verbose: bool = False
     script_args: tuple[str, ...] = ()
+    memory_mb: int = 0  # --probe-memory: address-space limit of each process of the script (0: none)
+    max_processes: int = 512  # --probe-processes: processes the script may run at once (in a sandbox only)
+    disk_mb: int = 1024  # size of the probe's writable temporary directory (a tmpfs, in a sandbox)
 
 
 @dataclasses.dataclass
@@ -42,9 +45,12 @@ class ProbeReport:
     notes: list[str] = dataclasses.field(default_factory=list)
     #: Shown with --verbose: e.g. one decoded training example.
     details: list[str] = dataclasses.field(default_factory=list)
-    #: How the run ended: "reached-training" (the probe ran its checks), "script-error" (the script
-    #: raised before training), "exited" (sys.exit before training), "finished" (the script ended
-    #: without a training call), "timeout", "crashed" (the child died without a result).
+    #: How the run ended, as the parent saw it: "reached-training" (the probe ran its checks and the
+    #: child then exited on its own), "script-error" (the script raised before training), "exited"
+    #: (sys.exit before training), "finished" (the script ended without a training call),
+    #: "asset-missing" (a model or dataset is not in the local cache), "resource-limit" (memory or
+    #: process limit of the probe hit), "timeout", "did-not-stop" (the child reported its end but kept
+    #: running), "crashed" (the child died without a result, or with an error status after it).
     outcome: str = ""
     #: Checks that could not complete, one line each ("check: reason"): never "All checks passed".
     incomplete: list[str] = dataclasses.field(default_factory=list)

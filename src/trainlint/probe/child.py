@@ -58,21 +58,131 @@ def _report_exception(exc: BaseException) -> None:
     h.end("script-error", message, line)
 
 
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while True:
+        data = os.read(fd, 1 << 16)
+        if not data:
+            break
+        chunks.append(data)
+    os.close(fd)
+    return b"".join(chunks)
+
+
+def _limits(config: dict) -> None:
+    """The probe's resource limits, set before the script runs (inherited by what it starts)."""
+    import resource
+
+    memory = int(config.get("memory_mb") or 0)
+    if memory > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (memory << 20, memory << 20))
+    procs = int(config.get("max_processes") or 0)
+    if procs > 0:
+        # RLIMIT_NPROC counts threads too (and never applies to root): generous; the watchdog below
+        # counts processes in the sandbox's PID namespace, for every user.
+        soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+        limit = procs * 8 if hard == resource.RLIM_INFINITY else min(procs * 8, hard)
+        resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
+        _process_watchdog(procs)
+
+
+def _process_watchdog(limit: int) -> None:
+    """Stop the run when the PID namespace holds more than ``limit`` processes."""
+    import threading
+
+    try:
+        if os.readlink("/proc/self") != str(os.getpid()):
+            return  # this /proc is not the one of a PID namespace of the probe's own
+    except OSError:
+        return
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.2)
+            try:
+                n = sum(1 for e in os.listdir("/proc") if e.isdigit())
+            except OSError:
+                continue
+            if n > limit:
+                h.end("resource-limit", f"the script started more than {limit} processes, the probe's limit "
+                      f"of {limit} processes (--probe-processes): stopped")
+                h._real_exit(0)
+
+    threading.Thread(target=watch, daemon=True, name="trainlint-process-limit").start()
+
+
+#: Where a model or dataset is missing from the local cache and the network would be needed.
+_ASSET_WORDS = ("we couldn't connect", "couldn't reach", "offlinemodeisenabled", "localentrynotfounderror",
+                "on the hugging face hub", "huggingface.co", "offline mode", "is not available offline",
+                "outgoing traffic has been disabled")
+
+
+def _asset_problem(exc: BaseException) -> str | None:
+    """A model/dataset the script loads is not in the local cache: a probe status, not a finding."""
+    chain, seen = [], set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    names = {type(c).__name__ for c in chain}
+    text = " ".join(f"{type(c).__name__} {c}" for c in chain).lower()
+    net = {"LocalEntryNotFoundError", "OfflineModeIsEnabled", "ConnectionError", "HfHubHTTPError",
+           "DatasetNotFoundError", "ConnectTimeout", "MaxRetryError", "NewConnectionError"}
+    if not (names & net or any(w in text for w in _ASSET_WORDS)):
+        return None
+    if not isinstance(exc, (OSError, ConnectionError, ValueError, RuntimeError, FileNotFoundError)) and not names & net:
+        return None
+    what = ""
+    try:
+        from trainlint.stages.s8_compat.probe import _offline_resource
+
+        found = _offline_resource(exc)
+        if found is not None:
+            what = f"{found[0]} {found[1]!r}"
+    except Exception:  # noqa: BLE001
+        pass
+    return what
+
+
+def _resource_limit(exc: BaseException, config: dict) -> str | None:
+    import errno
+
+    if isinstance(exc, MemoryError) and config.get("memory_mb"):
+        return f"the script ran out of the probe's memory limit ({config['memory_mb']} MB, --probe-memory)"
+    if isinstance(exc, OSError) and exc.errno == errno.EAGAIN and config.get("max_processes"):
+        return (f"the script hit the probe's limit of {config['max_processes']} processes "
+                f"({type(exc).__name__}: {exc}): --probe-processes raises it")
+    return None
+
+
 def main() -> int:
-    config_path = os.environ.get("TRAINLINT_PROBE_CONFIG", "")
-    with open(config_path, encoding="utf-8") as f:
-        config = json.load(f)
+    if len(sys.argv) > 1:
+        # The parent's pipes: config (read once), events, stacks; none of them is named in the environment.
+        cfg_fd, events_fd, stacks_fd = (int(x) for x in sys.argv[1].split(","))
+        config = json.loads(_read_all(cfg_fd))
+    else:  # by hand, for debugging: the config file and an events file named in the environment
+        with open(os.environ["TRAINLINT_PROBE_CONFIG"], encoding="utf-8") as f:
+            config = json.load(f)
+        events_fd, stacks_fd = -1, -1
     h.started = time.monotonic()
     h.options = config
     h.workdir = config["workdir"]
     h.script_path = os.path.realpath(config["script"])
-    h.open_events(os.environ["TRAINLINT_PROBE_EVENTS"])
+    h.open_events(events_fd if events_fd >= 0 else os.environ["TRAINLINT_PROBE_EVENTS"], config.pop("key", ""))
     h.emit("hello", python=sys.version.split()[0], implementation=platform.python_implementation())
     # Shortly before the parent's kill, dump every thread's stack: where the script hung.
     timeout = float(config.get("timeout") or 0)
-    if timeout > 1 and config.get("stackfile"):
-        stack_file = open(config["stackfile"], "w", encoding="utf-8")  # noqa: SIM115
-        faulthandler.dump_traceback_later(max(timeout - 1.0, timeout * 0.85), exit=False, file=stack_file)
+    if stacks_fd >= 0:
+        stack_file = os.fdopen(h.hide_fd(stacks_fd), "w", encoding="utf-8")
+        deadline = float(config.get("deadline") or 0) or h.started + timeout
+        delay = deadline - time.monotonic() - min(1.5, 0.15 * timeout)
+        if timeout > 1 and delay > 0:
+            faulthandler.dump_traceback_later(delay, exit=False, file=stack_file)
+    try:
+        _limits(config)
+    except (ValueError, OSError) as exc:
+        h.note(f"the probe's resource limits could not be set: {exc}")
 
     # Exception mapping of known API breaks (TL804, TL805, ...), from the compat stage.
     try:
@@ -110,7 +220,23 @@ def main() -> int:
         h.end("exited", "the script was interrupted")
     except BaseException as exc:  # noqa: BLE001  # the user's error: report it, do not crash
         if not h.ended():
-            _report_exception(exc)
+            limit = _resource_limit(exc, config)
+            asset = None if limit else _asset_problem(exc)
+            line = h.user_line(exc.__traceback__)
+            if limit:
+                h.end("resource-limit", f"{limit} at {h.where(line)}", line)
+            elif asset is not None:
+                first = (str(exc).strip().splitlines() or [""])[0][:200]
+                h.detail(f"{type(exc).__name__}: {first}")
+                what = (f"{asset} is not in the local cache" if asset else
+                        f"the script needs the network ({type(exc).__name__}: {first[:120]})")
+                h.end("asset-missing",
+                      f"{what} (at {h.where(line)}) and the probe runs offline: "
+                      f"fetch what the probe needs first with `trainlint probe --prefetch {os.path.basename(h.script_path)}`"
+                      f" (or download it once, e.g. run the script without --probe), or use --tiny-model for a hub "
+                      f"model; the script itself is not at fault", line)
+            else:
+                _report_exception(exc)
     else:
         if not h.ended():
             h.end(
@@ -130,4 +256,4 @@ def main() -> int:
 if __name__ == "__main__":
     rc = main()
     # Skip interpreter teardown (framework atexit handlers, thread joins): the parent has the events.
-    os._exit(rc)
+    h._real_exit(rc)

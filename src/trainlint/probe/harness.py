@@ -33,6 +33,10 @@ state: dict[str, Any] = {}
 emitted: set[str] = set()
 
 _events_file = None
+#: The key the parent gave this run: an event without it is not believed (see PROTOCOL.md).
+_key = ""
+#: os._exit as it was before the script ran: a script that replaces os._exit cannot swallow the stop.
+_real_exit = os._exit
 #: time.monotonic() when the child started (for the timings in the notes).
 started = 0.0
 _lock = threading.Lock()
@@ -48,20 +52,40 @@ class ProbeStop(BaseException):
 # ---------------------------------------------------------------- events
 
 
-def open_events(path: str) -> None:
-    global _events_file
-    _events_file = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+def hide_fd(fd: int) -> int:
+    """Move an inherited descriptor to a high number, close-on-exec (the script's subprocesses do not
+    inherit it), and close the original."""
+    import fcntl
+
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 700 + int.from_bytes(os.urandom(1), "little"))
+    os.close(fd)
+    return high
+
+
+def open_events(target: "str | int", key: str = "") -> None:
+    """The channel to the parent: an inherited pipe (its descriptor) or, for tests, a file path."""
+    global _events_file, _key
+    _key = key
+    if isinstance(target, int):
+        _events_file = os.fdopen(hide_fd(target), "w", encoding="utf-8", buffering=1)
+    else:
+        _events_file = open(target, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
 
 
 def emit(type_: str, **data: Any) -> None:
     data = {"type": type_, **data}
+    if _key:
+        data["k"] = _key
     line = json.dumps(data, default=str)
     with _lock:
         if _events_file is None:
             sys.__stderr__.write("[trainlint-probe] " + line + "\n")
             return
-        _events_file.write(line + "\n")
-        _events_file.flush()
+        try:
+            _events_file.write(line + "\n")
+            _events_file.flush()
+        except (OSError, ValueError):
+            pass  # the parent is gone (it killed us) or the script closed the channel
 
 
 def finding(
@@ -134,7 +158,7 @@ def stop(outcome: str = "reached-training", text: str = "", line: int | None = N
                 stream.flush()
             except Exception:  # noqa: BLE001
                 pass
-        os._exit(0)
+        _real_exit(0)
     raise ProbeStop(text)
 
 

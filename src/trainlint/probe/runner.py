@@ -1,5 +1,5 @@
-"""Parent side of the probe: start the child (see PROTOCOL.md), enforce the timeout, read its events
-and attach a probe outcome to every static finding.
+"""Parent side of the probe: start the sandboxed child (see PROTOCOL.md and sandbox.py), enforce the
+timeout, read its events and attach a probe outcome to every static finding.
 
 Framework-neutral: the framework hooks are child-side plugins (``hooks_*.py`` of this package).
 """
@@ -7,191 +7,55 @@ Framework-neutral: the framework hooks are child-side plugins (``hooks_*.py`` of
 from __future__ import annotations
 
 import dataclasses
-import functools
-import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from trainlint.findings import Finding, Position, ProbeOutcome, ProbeStatus, Severity
 from trainlint.probe import ProbeOptions, ProbeReport
+from trainlint.probe.sandbox import (
+    SETUP_FAILED,
+    Child,
+    Collected,
+    Layout,
+    Sandbox,
+    command,
+    detect_sandbox,
+    make_tmp,
+    project_dir,
+    readable_paths,
+    signals_kill_children,
+)
+
+__all__ = ["Sandbox", "detect_sandbox", "project_dir", "run"]
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # .../trainlint
-
-#: Name and severity of the codes the probe reports, used when the rule registry is not importable.
-FALLBACK_RULES: dict[str, tuple[str, Severity]] = {
-    "TL101": ("raw-dataset-to-trainer", Severity.ERROR),
-    "TL103": ("label-sorted-slice", Severity.WARNING),
-    "TL106": ("label-out-of-range", Severity.ERROR),
-    "TL201": ("no-padding-collator", Severity.ERROR),
-    "TL202": ("unpaddable-columns", Severity.ERROR),
-    "TL207": ("batch-keys-not-in-forward", Severity.WARNING),
-    "TL301": ("missing-num-labels", Severity.ERROR),
-    "TL304": ("regression-head-on-classes", Severity.ERROR),
-    "TL305": ("frozen-model", Severity.ERROR),
-    "TL308": ("parameters-without-gradient", Severity.WARNING),
-    "TL405": ("label-dtype-problem-type", Severity.ERROR),
-    "TL406": ("non-finite-loss", Severity.ERROR),
-    "TL407": ("unexpected-initial-loss", Severity.WARNING),
-    "TL501": ("string-optimizer", Severity.WARNING),
-    "TL502": ("torch-optimizer-default-lr", Severity.WARNING),
-    "TL503": ("high-learning-rate", Severity.WARNING),
-    "TL504": ("optimizer-on-replaced-model", Severity.ERROR),
-    "TL506": ("step-does-not-move-weights", Severity.ERROR),
-    "TL601": ("metrics-without-argmax", Severity.ERROR),
-    "TL602": ("metrics-returns-none", Severity.ERROR),
-    "TL603": ("preprocess-logits-returns-none", Severity.ERROR),
-    "TL606": ("unknown-metric-for-best-model", Severity.ERROR),
-    "TL607": ("compute-metrics-error", Severity.ERROR),
-    "TL701": ("missing-zero-grad", Severity.ERROR),
-    "TL702": ("wrong-train-eval-mode", Severity.WARNING),
-    "TL706": ("cannot-overfit-batch", Severity.WARNING),
-    "TL707": ("script-error-before-training", Severity.ERROR),
-    "TL801": ("load-metric-removed", Severity.ERROR),
-    "TL802": ("transformers-adamw-removed", Severity.ERROR),
-    "TL804": ("trainer-tokenizer-argument", Severity.ERROR),
-    "TL805": ("evaluation-strategy-argument", Severity.ERROR),
-}
 
 _OUTCOME_TEXT = {
     "timeout": "the probe timed out",
     "crashed": "the probe's child process died",
+    "did-not-stop": "the script kept running after the probe stopped it",
+    "asset-missing": "a model or dataset the script loads is not in the local cache",
 }
+#: Notes the parent writes itself: a line from the child that starts like one of them is marked as
+#: the child's, so a script cannot print a fake isolation line or verdict.
+_PARENT_WORDS = ("isolated", "not isolated", "sandbox", "probe wall time", "probe timed out", "the probe's child",
+                 "the probe could not", "all checks", "trainlint")
 
 
 # ---------------------------------------------------------------- rules
 
 
 def rule_info(code: str) -> tuple[str, Severity]:
-    try:
-        from trainlint.rule import get_rule
+    from trainlint.rule import get_rule
 
-        rule = get_rule(code)
-    except Exception:  # noqa: BLE001  # the registry is optional for the probe
-        rule = None
+    rule = get_rule(code)
     if rule is not None:
         return rule.name, rule.severity
-    return FALLBACK_RULES.get(code, ("probe", Severity.ERROR))
-
-
-# ---------------------------------------------------------------- sandbox
-
-
-@dataclasses.dataclass(frozen=True)
-class Sandbox:
-    kind: str  # "bwrap", "unshare" or "" (none)
-    why: str  # for the "not isolated" note
-    pid_ns: bool = True  # a PID namespace (some containers refuse the /proc mount it needs)
-
-
-def project_dir(script: Path) -> Path:
-    """The nearest ancestor holding .git or pyproject.toml, else the script's directory."""
-    start = script.resolve().parent
-    for d in (start, *start.parents):
-        if (d / ".git").exists() or (d / "pyproject.toml").exists():
-            if d != Path(d.anchor) and d != Path.home():
-                return d
-            break
-    return start
-
-
-def detect_sandbox() -> Sandbox:
-    """bwrap if it works here, else unprivileged namespaces via unshare, else none.
-    ``TRAINLINT_PROBE_SANDBOX=bwrap|unshare|none`` restricts the choice (tests, debugging)."""
-    return _detect_sandbox(os.environ.get("TRAINLINT_PROBE_SANDBOX", "").strip().lower())
-
-
-@functools.lru_cache(maxsize=4)
-def _detect_sandbox(mode: str) -> Sandbox:
-    if mode == "none":
-        return Sandbox("", "disabled by TRAINLINT_PROBE_SANDBOX=none")
-    reasons = []
-    test_dir = tempfile.mkdtemp(prefix="trainlint-sbx-")
-    try:
-        bwrap = shutil.which("bwrap") if mode in ("", "bwrap") else None
-        if mode == "unshare":
-            reasons.append("bwrap not wanted (TRAINLINT_PROBE_SANDBOX=unshare)")
-        elif bwrap:
-            for pid_ns in (True, False):
-                cmd = [*_bwrap_prefix(bwrap, Path(test_dir), None, pid_ns),
-                       "/bin/sh", "-c", f'! touch "{test_dir}/x" 2>/dev/null']
-                if _quick(cmd):
-                    return Sandbox("bwrap", "", pid_ns)
-            reasons.append("bwrap cannot create namespaces here")
-        else:
-            reasons.append("no bwrap on PATH")
-        unshare = shutil.which("unshare") if mode in ("", "unshare") else None
-        if mode == "bwrap":
-            reasons.append("unshare not wanted (TRAINLINT_PROBE_SANDBOX=bwrap)")
-        elif unshare:
-            inner = Path(test_dir) / "w"
-            inner.mkdir()
-            check = f'! touch "{test_dir}/x" 2>/dev/null && touch "{inner}/ok"'
-            for pid_ns in (True, False):
-                if _quick(_unshare_prefix(unshare, Path(test_dir), inner, pid_ns) + ["/bin/sh", "-c", check]):
-                    return Sandbox("unshare", "", pid_ns)
-            reasons.append("unprivileged user/mount/network namespaces unavailable")
-        else:
-            reasons.append("no unshare on PATH")
-    finally:
-        shutil.rmtree(test_dir, ignore_errors=True)
-    return Sandbox("", ", ".join(reasons))
-
-
-def _quick(cmd: list[str]) -> bool:
-    try:
-        return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, timeout=10).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return False
-
-
-# $1: the directory made read-only; $2 (may be empty): a directory inside it that stays writable.
-_UNSHARE_SCRIPT = (
-    'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" "$1" || exit 97; '
-    'if [ -n "$2" ]; then mount --bind "$2" "$2" && mount -o remount,bind,rw "$2" "$2" || exit 97; fi; '
-    'shift 2; exec "$@"'
-)
-
-
-def _unshare_prefix(unshare: str, readonly: Path, writable: Path | None = None, pid_ns: bool = True) -> list[str]:
-    # A PID namespace too: when the child (its PID 1) dies, the kernel kills everything the script
-    # started, even processes that left the process group with setsid().
-    pid = ["--pid", "--fork", "--mount-proc"] if pid_ns else []
-    return [unshare, "--net", "--mount", "--map-root-user", *pid, "--",
-            "/bin/sh", "-c", _UNSHARE_SCRIPT, "sh", str(readonly), str(writable or "")]
-
-
-def _bwrap_prefix(bwrap: str, readonly: Path, writable: Path | None, pid_ns: bool) -> list[str]:
-    pid = ["--unshare-pid", "--proc", "/proc"] if pid_ns else []
-    extra = ["--bind", str(writable), str(writable)] if writable else []
-    return [bwrap, "--dev-bind", "/", "/", "--unshare-net", *pid, "--ro-bind", str(readonly), str(readonly),
-            *extra, "--die-with-parent", "--"]
-
-
-def _wrap(sandbox: Sandbox, cmd: list[str], readonly: Path, writable: Path) -> tuple[list[str], str]:
-    if not sandbox.kind:
-        return cmd, f"not isolated: {sandbox.why}; the script ran with network access and a writable project"
-    # The probe's temporary directory stays writable even when it lies inside the project.
-    inner = writable if writable.resolve().is_relative_to(readonly.resolve()) else None
-    pids = "" if sandbox.pid_ns else " (no PID namespace)"
-    if sandbox.kind == "bwrap":
-        bwrap = shutil.which("bwrap") or "bwrap"
-        return (
-            [*_bwrap_prefix(bwrap, readonly, inner, sandbox.pid_ns), *cmd],
-            f"isolated (bwrap{pids}): network off, {readonly} read-only",
-        )
-    unshare = shutil.which("unshare") or "unshare"
-    return (
-        _unshare_prefix(unshare, readonly, inner, sandbox.pid_ns) + cmd,
-        f"isolated (unshare{pids}): network off, {readonly} read-only",
-    )
+    return "probe", Severity.ERROR
 
 
 # ---------------------------------------------------------------- run
@@ -202,12 +66,13 @@ def _plugins() -> list[str]:
     return [f"trainlint.probe.{p.stem}" for p in sorted(here.glob("hooks_*.py"))]
 
 
-def _child_env(tmp: Path, work: Path, shim: Path, config: Path, events: Path) -> dict[str, str]:
+def _child_env(work: Path, shim: Path) -> dict[str, str]:
     env = dict(os.environ)
     for key in ("PYTHONHOME", "PYTHONSTARTUP", "PYTHONINSPECT"):
         env.pop(key, None)
+    for key in [k for k in env if k.startswith("TRAINLINT_")]:
+        env.pop(key)  # nothing of trainlint's own settings, and no path to its channel
     tmpdir = work / "tmp"
-    tmpdir.mkdir(parents=True, exist_ok=True)
     env.update(
         {
             "CUDA_VISIBLE_DEVICES": "",
@@ -229,8 +94,6 @@ def _child_env(tmp: Path, work: Path, shim: Path, config: Path, events: Path) ->
             "MPLCONFIGDIR": str(work / "matplotlib"),
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONUNBUFFERED": "1",
-            "TRAINLINT_PROBE_CONFIG": str(config),
-            "TRAINLINT_PROBE_EVENTS": str(events),
         }
     )
     old = env.get("PYTHONPATH")
@@ -238,40 +101,33 @@ def _child_env(tmp: Path, work: Path, shim: Path, config: Path, events: Path) ->
     return env
 
 
-def _tail(path: Path, lines: int = 15) -> str:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-    return "\n".join(text.rstrip().splitlines()[-lines:])
-
-
-def _read_events(path: Path) -> list[dict[str, Any]]:
-    events = []
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    events.append(json.loads(line))
-                except json.JSONDecodeError:
-                    continue  # a line cut by the kill
-    except OSError:
-        pass
-    return events
+def _clean(text: Any, limit: int = 2000) -> str:
+    """A line from the child as the report shows it: one line, printable, bounded, and never looking
+    like one of the parent's own notes."""
+    line = " ".join(str(text).split())
+    line = "".join(ch if ch.isprintable() else "?" for ch in line)
+    if len(line) > limit:
+        line = line[:limit] + " [...]"
+    if line.lower().lstrip("[(*- ").startswith(_PARENT_WORDS):
+        line = "(from the script's process) " + line
+    return line
 
 
 def run(script: Path, static_findings: list[Finding], options: ProbeOptions) -> ProbeReport:
     script = Path(script)
     started = time.monotonic()
-    tmp = Path(tempfile.mkdtemp(prefix="trainlint-probe-"))
-    try:
-        return _run(script, static_findings, options, tmp, started)
-    finally:
-        if not os.environ.get("TRAINLINT_PROBE_KEEP"):
+    tmp = make_tmp()
+    keep = bool(os.environ.get("TRAINLINT_PROBE_KEEP"))
+
+    def cleanup() -> None:
+        if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
+
+    try:
+        with signals_kill_children(cleanup):
+            return _run(script, static_findings, options, tmp, started)
+    finally:
+        cleanup()
 
 
 def _run(script: Path, static_findings: list[Finding], options: ProbeOptions, tmp: Path, started: float) -> ProbeReport:
@@ -279,11 +135,9 @@ def _run(script: Path, static_findings: list[Finding], options: ProbeOptions, tm
     shim.mkdir()
     (shim / "trainlint").symlink_to(PACKAGE_DIR, target_is_directory=True)
     work = tmp / "work"
-    work.mkdir()
-    config_path = tmp / "config.json"
-    events_path = tmp / "events.jsonl"
-    events_path.touch()
+    (work / "tmp").mkdir(parents=True)
     abs_script = script.resolve()
+    sandbox = detect_sandbox()
     config = {
         "script": str(abs_script),
         "argv": [str(script), *options.script_args],
@@ -294,93 +148,140 @@ def _run(script: Path, static_findings: list[Finding], options: ProbeOptions, tm
         "verbose": options.verbose,
         "workdir": str(work),
         "timeout": options.timeout,
-        "stackfile": str(tmp / "stack.txt"),
+        # time.monotonic() when the parent kills the run (one clock for every process of the machine)
+        "deadline": started + options.timeout,
         "plugins": _plugins(),
         "static_codes": sorted({f.code for f in static_findings}),
+        "memory_mb": options.memory_mb,
+        # RLIMIT_NPROC counts per user namespace inside a sandbox; outside, it would count every
+        # process of the user, so it is only set in one.
+        "max_processes": options.max_processes if sandbox.kind else 0,
     }
-    config_path.write_text(json.dumps(config), encoding="utf-8")
     python = options.python or sys.executable
-    cmd = [python, "-m", "trainlint.probe.child"]
+    python = shutil.which(python) or python
     readonly = project_dir(abs_script)
-    sandbox = detect_sandbox()
-    cmd, isolation = _wrap(sandbox, cmd, readonly, tmp)
-    isolated = isolation.startswith("isolated")
-    env = _child_env(tmp, work, shim, config_path, events_path)
-    out_path, err_path = tmp / "stdout.txt", tmp / "stderr.txt"
-    outcome = ""
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        try:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env,
-                                    start_new_session=True)
-        except OSError as exc:
-            report = _report(script, static_findings, [], "crashed", isolated)
-            report.notes.insert(0, f"the probe could not start {python}: {exc}")
-            return report
-        try:
-            rc = proc.wait(timeout=options.timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            rc = None
-            outcome = "timeout"
-        finally:
-            _kill_group(proc)  # whatever the script left running in its process group
-    events = _read_events(events_path)
-    end = next((e for e in reversed(events) if e.get("type") == "end"), None)
-    if outcome != "timeout":
-        outcome = end.get("outcome", "") if end else "crashed"
-    report = _report(script, static_findings, events, outcome, isolated)
-    elapsed = time.monotonic() - started
-    notes = [isolation]
+    layout = Layout(tmp, work, Path.cwd(), [], project=readonly, work_size=f"{max(int(options.disk_mb), 16)}m")
+    layout.readable = readable_paths(abs_script, python, options.script_args,
+                                     [readonly, abs_script.parent, Path.cwd(), PACKAGE_DIR])
+    argv = [python, "-m", "trainlint.probe.child", "{fds}"]
+    _, isolation = command(sandbox, argv, layout, (0, 0, 0))
+    isolated = bool(sandbox.kind)
+    env = _child_env(work, shim)
+    try:
+        child = Child(lambda fds: command(sandbox, argv, layout, fds)[0], env, config, sandbox.kind or "none")
+    except OSError as exc:
+        report = _report(script, static_findings, [], "crashed", isolated)
+        report.notes[:0] = [isolation, f"the probe could not start {python}: {exc}"]
+        return report
+    remaining = max(options.timeout - (time.monotonic() - started), 1.0)
+    got = child.collect(remaining)
+    return _finish(script, abs_script, static_findings, options, got, isolation, isolated, started)
+
+
+def _outcome(got: Collected) -> tuple[str, dict[str, Any] | None]:
+    """How the run ended, from what the parent saw: the first `end` event, the exit status, the clock.
+    An `end` is only believed when the process then exited on its own with status 0."""
+    end = next((e for e in got.events if e.get("type") == "end"), None)
+    if got.timed_out:
+        return "timeout", end
+    if got.lingered:
+        return "did-not-stop", end
+    if end is None:
+        return "crashed", None
+    outcome = str(end.get("outcome") or "crashed")
+    if got.returncode != 0:
+        return "crashed", end
+    return outcome, end
+
+
+def _finish(script: Path, abs_script: Path, static_findings: list[Finding], options: ProbeOptions, got: Collected,
+            isolation: str, isolated: bool, started: float) -> ProbeReport:
+    outcome, end = _outcome(got)
+    if got.sandbox is None and got.returncode == SETUP_FAILED and not got.events and isolated is not None:
+        report = _report(script, static_findings, [], "crashed", isolated)
+        tail = got.stderr.tail(5, prefix="  ")
+        report.notes[:0] = [isolation, "the sandbox could not be set up, the script did not run" +
+                            (":\n" + tail if tail else "")]
+        report.notes.append(f"probe wall time {time.monotonic() - started:.1f}s")
+        return report
+    report = _report(script, static_findings, got.events, outcome, isolated)
+    notes = [_isolation_note(isolation, got.sandbox)]
     versions: dict[str, str] = {}
-    for e in events:
-        if e.get("type") in ("hello",):
-            versions["python"] = e.get("python", "?")
-        if e.get("type") == "versions":
-            versions.update(e.get("versions") or {})
+    for e in got.events:
+        if e.get("type") == "hello":
+            versions["python"] = _clean(e.get("python", "?"), 40)
+        if e.get("type") == "versions" and isinstance(e.get("versions"), dict):
+            versions.update({_clean(k, 40): _clean(v, 40) for k, v in e["versions"].items()})
     if versions:
         notes.append("probe environment: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
-    last_phase = next((e.get("name") for e in reversed(events) if e.get("type") == "phase"), None)
+    last_phase = next((e.get("name") for e in reversed(got.events) if e.get("type") == "phase"), None)
     if outcome == "timeout":
-        where = f" during the {last_phase} check" if last_phase else (" while the script ran (before training)")
-        at = _hung_at(tmp / "stack.txt", abs_script)
+        where = f" during the {_clean(last_phase, 60)} check" if last_phase else " while the script ran (before training)"
+        at = _hung_at(got.stacks, abs_script)
         if at:
             where += f", at {script.name}:{at[0]}" + (f" (`{at[1]}`)" if at[1] else "")
-        notes.append(f"probe timed out after {options.timeout:g}s{where}: the process group was killed")
-        stack = _tail(tmp / "stack.txt", 25)
+        notes.append(f"probe timed out after {options.timeout:g}s{where}: the sandbox and every process in it were killed")
+        stack = "\n".join(got.stacks.rstrip().splitlines()[-25:])
         if stack:
             report.details.append("stacks shortly before the timeout:\n" + stack)
-        for name, path in (("stdout", out_path), ("stderr", err_path)):
-            tail = _tail(path, 5)
+        for name, ring in (("stdout", got.stdout), ("stderr", got.stderr)):
+            tail = ring.tail(5)
             if tail and not options.verbose:
-                report.details.append(f"script {name} (tail):\n{tail}")
+                report.details.append(f"script {name} (last lines):\n{tail}")
+    elif outcome == "did-not-stop":
+        notes.append(f"the script kept running after the probe stopped it at training (it reported its end but did "
+                     f"not exit: was os._exit replaced?): killed; nothing of this run is trusted as all clear")
     elif outcome == "crashed":
-        notes.append(f"the probe's child process died (exit status {rc}) without a result")
-        tail = _tail(err_path)
+        status = got.returncode
+        why = f"exit status {status}" if status is None or status < 128 else f"killed by signal {status - 128}"
+        if end is not None:
+            notes.append(f"the probe's child process ended with {why} after reporting its result: not trusted")
+        else:
+            notes.append(f"the probe's child process died ({why}) without a result")
+        if options.memory_mb:
+            notes.append(f"(the probe's memory limit was {options.memory_mb} MB: --probe-memory)")
+        tail = got.stderr.tail()
         if tail:
-            report.details.append("stderr (tail):\n" + tail)
+            report.details.append("script stderr (last lines):\n" + tail)
     elif end is not None and end.get("text"):
-        notes.append(end["text"])
+        notes.append(_clean(end["text"]))
+    if got.forged:
+        notes.append(f"{got.forged} line{'s' if got.forged != 1 else ''} on the probe's channel did not come from the "
+                     "probe (ignored): the script wrote to it")
+    if got.dropped:
+        notes.append(f"{got.dropped} oversized event{'s' if got.dropped != 1 else ''} from the child dropped")
+    for name, ring in (("stdout", got.stdout), ("stderr", got.stderr)):
+        if ring.total > ring.limit:
+            notes.append(f"the script wrote {ring.total / 1e6:.1f} MB to {name}; only the last "
+                         f"{ring.limit / 1e6:.0f} MB were kept")
     report.notes[:0] = notes
-    report.notes.append(f"probe wall time {elapsed:.1f}s")
+    report.notes.append(f"probe wall time {time.monotonic() - started:.1f}s")
     if options.verbose:
-        for name, path in (("stdout", out_path), ("stderr", err_path)):
-            tail = _tail(path)
+        for name, ring in (("stdout", got.stdout), ("stderr", got.stderr)):
+            tail = ring.tail()
             if tail:
-                report.details.append(f"script {name} (tail):\n{tail}")
+                report.details.append(f"script {name} (last lines):\n{tail}")
     return report
 
 
-def _hung_at(stack_file: Path, script: Path) -> tuple[int, str] | None:
-    """The line of the user's script in the main thread's stack dumped by faulthandler."""
-    try:
-        text = stack_file.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    blocks = text.split("\n\n")
-    main = next((b for b in blocks if "most recent call first" in b and ("Current thread" in b or "Thread" in b)), text)
-    for b in blocks:
-        if b.lstrip().startswith("Current thread") or "MainThread" in b:
-            main = b
+def _isolation_note(isolation: str, sandbox: dict[str, Any] | None) -> str:
+    """The isolation line, with what the sandbox's init reported it could not do."""
+    if not isolation.startswith("isolated (unshare)") or sandbox is None:
+        return isolation
+    if not sandbox.get("pid_ns", True):
+        isolation = isolation.replace("(unshare)", "(unshare, no PID namespace)")
+    writable = [str(w) for w in sandbox.get("writable") or ()]
+    if writable:
+        isolation += "; still writable: " + ", ".join(writable[:10])
+    return isolation
+
+
+def _hung_at(text: str, script: Path) -> tuple[int, str] | None:
+    """The line of the user's script in the main thread's stack dumped by faulthandler (the thread that
+    runs the child's ``main``; else any thread in the script)."""
+    blocks = [b for b in text.split("\n\n") if "most recent call first" in b]
+    mains = [b for b in blocks if "in main" in b and "child.py" in b]
+    main = next((b for b in mains + blocks if f'"{script}"' in b), "")
     for line in main.splitlines():
         line = line.strip()
         if line.startswith("File ") and f'"{script}"' in line:
@@ -395,17 +296,6 @@ def _hung_at(stack_file: Path, script: Path) -> tuple[int, str] | None:
                 pass
             return lineno, src
     return None
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError, OSError):
-        pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 # ---------------------------------------------------------------- findings
@@ -433,8 +323,16 @@ def _report(script: Path, static_findings: list[Finding], events: list[dict[str,
     for e in events:
         if e.get("type") == "checked":
             checked.update(e.get("codes") or ())
-    end = next((e for e in reversed(events) if e.get("type") == "end"), None)
-    stop_text = (end or {}).get("text") or _OUTCOME_TEXT.get(outcome, "the run stopped before this point")
+    incomplete: dict[str, str] = {}
+    for e in events:
+        if e.get("type") == "incomplete":
+            for code in e.get("codes") or ():
+                incomplete.setdefault(str(code), _clean(f"{e.get('check') or 'a check'}: {e.get('reason') or ''}"))
+    end = next((e for e in events if e.get("type") == "end"), None)
+    if outcome in _OUTCOME_TEXT:
+        stop_text = _OUTCOME_TEXT[outcome]
+    else:
+        stop_text = _clean((end or {}).get("text") or "the run stopped before this point")
     used: set[int] = set()
 
     def matches(f: Finding, e: dict[str, Any]) -> bool:
@@ -460,10 +358,17 @@ def _report(script: Path, static_findings: list[Finding], events: list[dict[str,
     for k, f in enumerate(static_findings):
         if k in chosen:
             e = probe_findings[chosen[k]]
-            evidence = str(e.get("evidence") or e.get("message", ""))
+            evidence = _clean(e.get("evidence") or e.get("message", ""))
             out.append(dataclasses.replace(f, probe=ProbeOutcome(ProbeStatus.CONFIRMED, evidence)))
+        elif f.code in incomplete:
+            out.append(dataclasses.replace(f, probe=ProbeOutcome(ProbeStatus.NOT_REACHED,
+                                                                 f"the check could not complete: {incomplete[f.code]}")))
         elif f.code in checked:
             out.append(dataclasses.replace(f, probe=ProbeOutcome(ProbeStatus.NOT_REPRODUCED, "the run got past this point")))
+        elif outcome == "reached-training" and not _has_probe_check(f.code):
+            # Training was reached: the probe did not stop before this point, it has no check for it.
+            out.append(dataclasses.replace(f, probe=ProbeOutcome(ProbeStatus.NOT_CHECKED,
+                                                                 "the run reached training; the probe has no check for this code")))
         else:
             out.append(dataclasses.replace(f, probe=ProbeOutcome(ProbeStatus.NOT_REACHED, stop_text)))
     filename = str(script)
@@ -482,22 +387,35 @@ def _report(script: Path, static_findings: list[Finding], events: list[dict[str,
             Finding(
                 code=code,
                 name=name,
-                message=str(e.get("message", "")),
+                message=_clean(e.get("message", "")),
                 severity=severity,
                 filename=filename,
                 start=start,
                 end=end_pos,
-                probe=ProbeOutcome(ProbeStatus.CONFIRMED, str(e.get("evidence") or e.get("message", ""))),
+                probe=ProbeOutcome(ProbeStatus.CONFIRMED, _clean(e.get("evidence") or e.get("message", ""))),
             )
         )
     report = ProbeReport(findings=out, isolated=isolated, outcome=outcome)
     for e in events:
         if e.get("type") == "note":
-            report.notes.append(str(e.get("text", "")))
+            report.notes.append(_clean(e.get("text", "")))
         elif e.get("type") == "detail":
-            report.details.append(str(e.get("text", "")))
+            report.details.append(_clean_block(e.get("text", "")))
         elif e.get("type") == "incomplete":
-            line = f"{e.get('check') or 'a check'}: {e.get('reason') or 'no reason given'}"
+            line = _clean(f"{e.get('check') or 'a check'}: {e.get('reason') or 'no reason given'}")
             report.incomplete.append(line)
             report.notes.append(f"probe check could not complete: {line}")
     return report
+
+
+def _has_probe_check(code: str) -> bool:
+    from trainlint.rule import get_rule
+
+    rule = get_rule(code)
+    return rule is None or bool(rule.probe)
+
+
+def _clean_block(text: Any, limit: int = 20000) -> str:
+    """A multi-line detail from the child (a decoded example, a plot): bounded, printable lines."""
+    lines = str(text)[:limit].splitlines()
+    return "\n".join("".join(ch if ch.isprintable() or ch == "\t" else "?" for ch in line)[:1000] for line in lines)
