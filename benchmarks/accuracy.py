@@ -432,19 +432,26 @@ def lint_set(set_dir: Path, root: Path | None = None, jobs: int = 0) -> tuple[li
     from trainlint.parallel import lint_files
 
     root = root or MATERIALISED / set_dir.name
-    present, missing = [], []
+    local = {s.id: set_dir / s.dir for s in load_sources(set_dir) if s.kind == "local"} \
+        if (set_dir / "sources.toml").exists() else {}
+    present, missing = [], []  # present: (entry, path)
     for e in load_lock(set_dir):
         if e.role != "lint":
             continue
         path = root / e.source / e.path
-        (present if path.is_file() else missing).append(e)
+        if not path.is_file() and e.source in local:  # committed here: linted in place
+            path = local[e.source] / e.path
+        if path.is_file():
+            present.append((e, path))
+        else:
+            missing.append(e)
     # the real path as the name: version evidence (requirement files up to the source's root) is
     # looked up from it
-    files = [SourceFile(root / e.source / e.path, str(root / e.source / e.path)) for e in present]
+    files = [SourceFile(path, str(path)) for _, path in present]
     results = lint_files(files, Settings(), jobs or None)
     rows = []
-    for e, result in zip(present, results):
-        text = (root / e.source / e.path).read_text(encoding="utf-8", errors="replace")
+    for (e, path), result in zip(present, results):
+        text = path.read_text(encoding="utf-8", errors="replace")
         for f in result.findings:
             rows.append({
                 "source": e.source, "path": e.path, "code": f.code, "line": f.start.row, "cell": f.cell,
@@ -631,6 +638,7 @@ def render(corpus_dir: Path = SETS["corpus"], buggy_dir: Path = SETS["buggy"]) -
             f"**{_pct(tot['true'], tot['true'] + tot['false'])}**.",
             f"- All rules (default or not): {sum(stats.findings.values())} findings, precision "
             f"{_pct(all_v['true'], all_v['true'] + all_v['false'])}; unjudged: {len(stats.unjudged)}.",
+            _severity_line(corpus_rows, read_jsonl(corpus_dir / "verdicts.jsonl")),
             _stale_line(corpus_rows, read_jsonl(corpus_dir / "verdicts.jsonl")),
             f"- Buggy set: {exp_total} real bugs"
             + (f" in {len({(e['source'], e['path']) for e in expected})} files, {found_total} found: recall "
@@ -641,6 +649,17 @@ def render(corpus_dir: Path = SETS["corpus"], buggy_dir: Path = SETS["buggy"]) -
                 + (f" (cell {e['cell']})" if e.get("cell") else "") + f" — {e.get('reason', '')}" for e in missed]
         out.append("")
     return "\n".join(out)
+
+
+def _severity_line(findings: list[dict], verdicts: list[dict]) -> str:
+    """Severity by verdict: an error should be a true finding; a version finding on code pinned to
+    the old stack should not be an error."""
+    by = defaultdict(Counter)
+    for f, v in zip(findings, match(findings, verdicts)):
+        by[v["verdict"] if v else "unjudged"][f["severity"]] += 1
+    parts = [f"{k}: " + ", ".join(f"{by[k][s]} {s}" for s in ("error", "warning", "info") if by[k][s])
+             for k in (*VERDICTS, "unjudged") if by[k]]
+    return "- Severity of the findings by verdict — " + "; ".join(parts) + "."
 
 
 def _stale_line(findings: list[dict], verdicts: list[dict]) -> str:

@@ -302,3 +302,25 @@ def test_clones_are_found_under_a_root_in_the_usual_layouts(tmp_path):
     found = acc.find_git_dirs(tmp_path, ["ann/alpha", "bob/beta", "carol/gamma", "dan/delta", "eve/missing"])
     assert found == {"ann/alpha": tmp_path / "alpha", "bob/beta": tmp_path / "bob" / "beta",
                      "carol/gamma": tmp_path / "carol+gamma" / "repo", "dan/delta": tmp_path / "delta.git"}
+
+
+def test_a_local_source_is_linted_in_place_without_materialising(tmp_path):
+    set_dir = tmp_path / "buggy"
+    (set_dir / "scripts").mkdir(parents=True)
+    (set_dir / "scripts" / "loop.py").write_text(SCRIPT)  # never calls zero_grad: TL701
+    (set_dir / "sources.toml").write_text("""
+[[source]]
+id = "ours"
+kind = "local"
+dir = "scripts"
+license = "MIT"
+stack = "torch-2"
+include = ["*.py"]
+""")
+    acc.build_lock(set_dir, {}, log=lambda *a: None)
+    rows, missing = acc.lint_set(set_dir, root=tmp_path / "not-materialised", jobs=1)
+    assert missing == []
+    assert [(r["source"], r["path"], r["code"], r["line"]) for r in rows] == [("ours", "loop.py", "TL701", 10)]
+    stats = acc.Stats()
+    assert acc.recall_stats(rows, [{"source": "ours", "path": "loop.py", "code": "TL701", "line": 10, "cell": None}],
+                            stats) == []
