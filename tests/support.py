@@ -20,6 +20,11 @@ ROOT = Path(__file__).resolve().parent.parent
 STRICT = os.environ.get("TRAINLINT_TEST_STRICT") == "1"
 
 
+#: The releases the rule documents are written for (the test environment's pins, constraints/test.txt):
+#: the examples behave the same whether or not these libraries are installed where the tests run.
+RELEASES = {"transformers": "5.23.0"}
+
+
 def missing(reason: str):
     """Skip the current test (or module, at import time) for a missing optional tool; under
     ``./scripts/test`` (``TRAINLINT_TEST_STRICT=1``), where everything is installed, fail instead."""

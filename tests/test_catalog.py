@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
-from support import ROOT, run_cli
+from support import RELEASES, ROOT, run_cli
 
 from trainlint.config import Settings
 from trainlint.docs import Example, RuleDoc, parse_doc
@@ -71,9 +71,9 @@ def codes_found(code: str, example: Example, settings: Settings, tmp_path: Path)
 
 
 def selections(code: str) -> list[tuple[str, Settings]]:
-    out = [(f"select=[{code}]", Settings(select=[code]))]
+    out = [(f"select=[{code}]", Settings(select=[code], target_versions=RELEASES))]
     if RULES[code].default:
-        out.append(("default selection", Settings()))
+        out.append(("default selection", Settings(target_versions=RELEASES)))
     return out
 
 

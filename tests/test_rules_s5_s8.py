@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from support import RELEASES
 from trainlint.config import Settings
 from trainlint.docs import parse_doc
 from trainlint.engine import lint_source
@@ -33,9 +34,9 @@ def test_document_examples(code):
     doc = parse_doc(code, (ROOT / "rules" / f"{code}.md").read_text())
     assert doc.bad and doc.sections.get("Probe")
     for ex in doc.bad:
-        assert code in [f.code for f in lint_source(ex.code, ex.filename, Settings(select=[code]))], ex.code
+        assert code in [f.code for f in lint_source(ex.code, ex.filename, Settings(select=[code], target_versions=RELEASES))], ex.code
     for ex in doc.good:
-        assert code not in [f.code for f in lint_source(ex.code, ex.filename, Settings(select=[code]))], ex.code
+        assert code not in [f.code for f in lint_source(ex.code, ex.filename, Settings(select=[code], target_versions=RELEASES))], ex.code
 
 
 def test_tl705_is_off_by_default_and_the_rest_on():
