@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from support import missing
 from trainlint.findings import Finding, Position, ProbeStatus, Severity
 from trainlint.probe import ProbeOptions, run_probe
 
@@ -35,7 +36,8 @@ TIMEOUT = 240.0
 
 
 def keras_python() -> str:
-    """The TF environment's interpreter; a missing one is a failure (CI builds it), never a skip."""
+    """The TF environment's interpreter. A missing one skips these tests with the reason; under
+    ./scripts/test, which builds it, it fails them."""
     configured = os.environ.get("TRAINLINT_KERAS_PYTHON")
     path = Path(configured) if configured else ROOT / ".venv-tf" / "bin" / "python"
     if not path.exists():
@@ -44,10 +46,9 @@ def keras_python() -> str:
             if configured
             else f"TRAINLINT_KERAS_PYTHON is unset and {path} does not exist"
         )
-        pytest.fail(
+        missing(
             f"the Keras probe tests need the TensorFlow virtualenv: {how}. Run ./scripts/test (it builds "
-            ".venv-tf from constraints/keras.txt and exports TRAINLINT_KERAS_PYTHON)",
-            pytrace=False,
+            ".venv-tf from constraints/keras.txt and exports TRAINLINT_KERAS_PYTHON)"
         )
     return str(path)
 
