@@ -563,3 +563,113 @@ print("ok")
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# requests a client gets wrong, cancellation, and a code action per keystroke
+
+
+async def raw_request(client: LanguageClient, method: str, params, msg_id: str | None = None):
+    """Send a request exactly as given (pytest-lsp's typed methods cannot send invalid params)."""
+    import uuid
+    from concurrent.futures import Future
+
+    msg_id = msg_id or f"raw-{uuid.uuid4()}"
+    future: Future = Future()
+    client.protocol._request_futures[msg_id] = future
+    client.protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+    return await asyncio.wait_for(asyncio.wrap_future(future), 30)
+
+
+@pytest.mark.parametrize("method,params,where", [
+    ("textDocument/hover", {"textDocument": {"uri": "file:///x.py"}}, "$.params.position"),
+    ("textDocument/hover", {"textDocument": {"uri": "file:///x.py"}, "position": "3:4"}, "$.params.position"),
+    ("textDocument/hover", None, "$.params"),
+    ("textDocument/codeAction", {"textDocument": {"uri": "file:///x.py"}, "context": {"diagnostics": []}},
+     "$.params.range"),
+    ("textDocument/codeAction", {"textDocument": {"uri": "file:///x.py"}, "context": {"diagnostics": []},
+                                 "range": {"start": {"line": "a", "character": 0}, "end": {"line": 0, "character": 0}}},
+     "$.params.range.start.line"),
+])
+@pytest.mark.asyncio(loop_scope="module")
+async def test_invalid_params_get_an_invalid_params_error(client: LanguageClient, method, params, where):
+    from pygls.exceptions import JsonRpcInvalidParams
+
+    shown = len(client.messages)
+    with pytest.raises(JsonRpcInvalidParams) as err:
+        await raw_request(client, method, params)
+    assert err.value.code == -32602 and method in err.value.message and where in err.value.message
+    # the server is answering, and showed no popup for the client's mistake
+    uri, diags = await open_doc(client, BUGGY)
+    assert len(diags) == 6
+    assert len(client.messages) == shown
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_cancel_request(client: LanguageClient):
+    """A code action asked before the document's first lint waits for it; $/cancelRequest ends it
+    with RequestCancelled."""
+    from pygls.exceptions import JsonRpcRequestCancelled
+
+    text = BUGGY + "".join(f"\n\ndef helper_{k}(x):\n    return [x * i for i in range({k})]\n" for k in range(400))
+    path = client.workdir / "long.py"
+    uri = from_fs_path(str(path))
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+        text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+    client.opened.append(uri)
+    whole = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
+    pending = asyncio.ensure_future(raw_request(client, "textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": whole, "context": {"diagnostics": []}}, msg_id="to-cancel"))
+    await asyncio.sleep(0.01)
+    client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id="to-cancel"))
+    with pytest.raises(JsonRpcRequestCancelled):
+        await pending
+    # the next request is answered once the lint is there
+    actions = await code_actions(client, uri, where(text, "evaluation_strategy"))
+    assert any(a.title.startswith("Fix TL805") for a in actions)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_code_action_per_keystroke(client: LanguageClient):
+    """Typing with a code-action request per keystroke: every request is answered at once from the
+    last lint (findings carried over to the text being typed), and the diagnostics of the final
+    text follow."""
+    uri, diags = await open_doc(client, BUGGY)
+    anchor = "    tokenized = raw_datasets.map(tokenize, batched=True)\n"
+    line = BUGGY[:BUGGY.index(anchor)].count("\n")
+    text = BUGGY
+    version = 1
+    requests = []
+    typed = "# a new comment line\n"
+    for k, ch in enumerate(typed):  # typed above the TrainingArguments call: TL805 moves down a line
+        version += 1
+        text = text[:BUGGY.index(anchor) + k] + ch + text[BUGGY.index(anchor) + k:]
+        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[lsp.TextDocumentContentChangePartial(
+                range=lsp.Range(start=lsp.Position(line=line, character=k), end=lsp.Position(line=line, character=k)),
+                text=ch)]))
+        requests.append((text, asyncio.ensure_future(code_actions(client, uri, where(text, "evaluation_strategy")))))
+        await asyncio.sleep(0.01)  # the client sends the request, then the next keystroke
+    answers = [(t, await asyncio.wait_for(r, 30)) for t, r in requests]
+    for t, actions in answers:
+        fixes = [a for a in actions if a.title.startswith("Fix TL805")]
+        assert len(fixes) == 1, [a.title for a in actions]
+        (fix,) = fixes
+        assert apply_text_edits(t, fix.edit.changes[uri]) == t.replace("evaluation_strategy=", "eval_strategy=", 1)
+    diags = await diagnostics_for(client, uri, version)
+    assert sorted(d.code for d in diags) == ["TL101", "TL101", "TL201", "TL301", "TL601", "TL805"]
+    assert by_code(diags, "TL805")[0].range == where(text, "evaluation_strategy")
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_findings_below_fail_on_are_hints(client: LanguageClient):
+    """`fail-on = "error"`: a warning is shown as a hint (shown, not failing); errors stay errors."""
+    text = (ROOT / "tests" / "data" / "buggy" / "keras_tf_keras_namespace.py").read_text(encoding="utf-8")
+    uri, diags = await open_doc(client, text)
+    assert {(d.code, d.severity) for d in diags} == {("TL501", lsp.DiagnosticSeverity.Warning),
+                                                     ("TL402", lsp.DiagnosticSeverity.Error)}
+    (client.workdir / "pyproject.toml").write_text('[tool.trainlint]\nfail-on = "error"\n', encoding="utf-8")
+    diags = await change(client, uri, 2, text + "\n")
+    assert {(d.code, d.severity) for d in diags} == {("TL501", lsp.DiagnosticSeverity.Hint),
+                                                     ("TL402", lsp.DiagnosticSeverity.Error)}

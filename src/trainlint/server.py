@@ -1,93 +1,74 @@
-"""``trainlint server``: the language server (LSP over stdio, pygls 2 / lsprotocol).
+"""``trainlint server``: the language server (LSP over stdio).
 
 What the editor gets:
 
-* diagnostics on open, on change (debounced: a new edit cancels the pending run, a result for an
-  older version is dropped) and on save, cleared on close. Each has ``code``, ``source:
-  "trainlint"``, the rule's severity, the exact range and ``codeDescription.href`` (the rule doc);
+* diagnostics on open, on change (debounced; the latest version wins) and on save, cleared on close.
+  Each has ``code``, ``source: "trainlint"``, the exact range, ``codeDescription.href`` (the rule doc)
+  and a severity: error → Error, warning → Warning, info → Information, except that findings below the
+  configured ``fail-on`` threshold are shown as Hint (shown, not failing);
 * code actions: apply a finding's fix (the title says safe or unsafe), fix all safe fixes in the
   file (``source.fixAll.trainlint``), add ``# noqa: CODE`` on the line;
 * hover on a finding: the rule document (markdown);
 * the nearest ``pyproject.toml`` with ``[tool.trainlint]`` configures each file, re-read when it
   changes (``workspace/didChangeWatchedFiles``, or its mtime on the next lint).
 
+How it keeps up with an editor:
+
+* ``initialize`` is answered by this module before the LSP library is imported (the capabilities are
+  static; ``tests/test_server_protocol.py`` checks them against what pygls computes), then the rest
+  loads; the lint worker process starts at the same time.
+* Linting runs in a worker process (:func:`worker_main`), never on the message loop: LibCST's parser
+  holds the GIL, so a thread would stall every request while a large document parses. One job per
+  document is in flight; a result for an outdated version updates the cache but is not published.
+* Code actions and hovers are answered from the findings of the last lint, never by re-linting.
+  When the document changed since, the findings are carried over to the current text
+  (:func:`carry_over`): those before or after the edited region move with the text, those touching
+  it are left out until the next lint. A request that arrives before the first lint of a document
+  waits for it, and ``$/cancelRequest`` cancels it.
+* Every request gets a response: -32700/-32600 for malformed messages, -32602 for invalid params,
+  -32603 for an internal failure, -32600 after ``shutdown``; a client's mistake in a notification
+  is a log line on stderr, never a popup. ``exit`` without ``shutdown`` exits with status 1.
+
 The server lints the text it is sent, statically: it never runs a probe and never imports or executes
 the user's code. A document it cannot lint (syntax error mid-edit, NUL bytes, lone surrogates, a
-huge file, a bug in a rule) gets one TL00x diagnostic; the server stays up and answering.
+huge file, a bug in a rule, a crash of the worker) gets one TL00x diagnostic; the server stays up.
 
 Initialization options (all optional): ``{"debounce": 150}`` (milliseconds), ``{"maxChars": N}``.
+
+This module imports only the standard library at import time: it is what the worker process and the
+``initialize`` fast path load. The LSP side (pygls, lsprotocol) is :mod:`trainlint.server_lsp`.
 """
 
 from __future__ import annotations
 
-import asyncio
+import bisect
 import dataclasses
+import json
 import logging
 import os
 import re
+import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterable
-from urllib.parse import unquote
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterable
 
-from lsprotocol import types as lsp
-from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
-
-from trainlint import __version__
-from trainlint.config import ConfigError, Settings, load_settings
-from trainlint.findings import Applicability, Edit, Finding, Position, Severity
-from trainlint.incremental import IncrementalParser
+if TYPE_CHECKING:
+    from trainlint.findings import Edit, Finding, Position
 
 log = logging.getLogger("trainlint.server")
 
 SOURCE = "trainlint"
 FIX_ALL_KIND = "source.fixAll.trainlint"
 DEFAULT_DEBOUNCE = 0.15  # seconds
-DEFAULT_MAX_CHARS = 500_000  # ~15 000 lines; LibCST holds the GIL while it parses (~1 s here)
+DEFAULT_MAX_CHARS = 500_000  # ~15 000 lines
 PYTHON_SUFFIXES = (".py", ".pyi")
 #: the URIs editors give notebook cells sent as text documents (VS Code, Jupyter-LSP)
 NOTEBOOK_CELL_SCHEMES = ("vscode-notebook-cell:", "vscode-notebook-cell-")
-
-_SEVERITY = {
-    Severity.ERROR: lsp.DiagnosticSeverity.Error,
-    Severity.WARNING: lsp.DiagnosticSeverity.Warning,
-    Severity.INFO: lsp.DiagnosticSeverity.Information,
-}
-_LINE_RE = re.compile(r"\r\n|\r|\n")
-_KEEPENDS_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-_NOQA_RE = re.compile(r"#\s*noqa(?::\s?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-
-
-@dataclasses.dataclass
-class Linted:
-    """The findings of one version of one document, and the text they were computed on."""
-
-    version: int | None
-    text: str
-    lines: list[str]
-    findings: list[Finding]
-    seconds: float = 0.0
-
-
 LINT_THREAD_STACK = 256 * 1024 * 1024
 
-
-def _lint_pool() -> ThreadPoolExecutor:
-    """A one-thread pool whose thread has a large stack: the native parser recurses deeply on
-    pathological text, and the server must not die of it (the pages are only reserved)."""
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trainlint-lint")
-    try:
-        previous = threading.stack_size(LINT_THREAD_STACK)
-    except (ValueError, RuntimeError):
-        return pool
-    try:
-        pool.submit(lambda: None).result()  # start the thread now, with that stack
-    finally:
-        threading.stack_size(previous)
-    return pool
+_LINE_RE = re.compile(r"\r\n|\r|\n")
+_HEADER_RE = re.compile(rb"^content-length:\s*(\d+)\s*$", re.IGNORECASE)
 
 
 def split_lines(text: str) -> list[str]:
@@ -95,263 +76,114 @@ def split_lines(text: str) -> list[str]:
     return _LINE_RE.split(text)
 
 
-class TrainlintServer(LanguageServer):
-    def __init__(self) -> None:
-        super().__init__("trainlint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
-        self.debounce = DEFAULT_DEBOUNCE
-        self.max_chars = DEFAULT_MAX_CHARS
-        self.linted: dict[str, Linted] = {}
-        self.pending: dict[str, asyncio.Task] = {}
-        self._settings: dict[tuple, Settings] = {}
-        self._config_errors: set[str] = set()
-        self._messages: list[str] = []
-        #: uri → its incremental parser (used from the lint thread only)
-        self.parsers: dict[str, IncrementalParser] = {}
-        # one lint at a time, off the event loop: requests keep being answered during a long lint
-        self.lint_pool = _lint_pool()
-
-    # -- settings ----------------------------------------------------------------------------
-    def settings_for(self, path: Path | None) -> Settings:
-        """The settings of the nearest pyproject.toml, cached until one of the candidate files
-        changes (keyed on their mtimes: a changed config is picked up even without a watcher)."""
-        if path is not None:
-            start = path.parent
-        else:  # an untitled buffer or a notebook cell: the workspace's configuration
-            try:
-                root = self.workspace.root_path
-            except RuntimeError:  # not initialized
-                root = None
-            start = Path(root or os.getcwd())
-        key_parts = []
-        try:
-            for d in (start, *start.parents):
-                candidate = d / "pyproject.toml"
-                try:
-                    st = candidate.stat()
-                except OSError:
-                    continue
-                key_parts.append((str(candidate), st.st_mtime_ns, st.st_size))
-        except OSError:
-            pass
-        key = tuple(key_parts)
-        cached = self._settings.get(key)
-        if cached is not None:
-            return cached
-        try:
-            settings = load_settings(None, start=start if start.is_dir() else Path.cwd())
-        except ConfigError as exc:
-            msg = f"trainlint: {exc}; using the default rules until it is fixed"
-            if msg not in self._config_errors:
-                self._config_errors.add(msg)
-                self._messages.append(msg)
-            settings = Settings()
-        self._settings[key] = settings
-        return settings
-
-    def config_changed(self) -> None:
-        self._settings.clear()
-        self._config_errors.clear()
-        for uri in list(self.linted):
-            self.schedule(uri, delay=0.0)
-
-    # -- linting -----------------------------------------------------------------------------
-    def is_open(self, uri: str) -> bool:
-        # pygls keys its documents by the unquoted URI (`%20`, VS Code's `%3D` in cell URIs)
-        return unquote(uri) in self.workspace.text_documents
-
-    def snapshot(self, uri: str) -> tuple[str, int | None, str, Path | None] | None:
-        """(text, version, display name, file path) of an open Python document, else None."""
-        if not self.is_open(uri):
-            return None
-        doc = self.workspace.get_text_document(uri)
-        if not _is_python(uri, doc.language_id):
-            return None
-        path = _fs_path(uri)
-        text = doc.source
-        if uri.startswith(NOTEBOOK_CELL_SCHEMES) and ("%" in text or "!" in text or "?" in text):
-            from trainlint.notebook import mask_magics
-
-            text = mask_magics(text)  # `!pip install ...`, `%%time`: not Python, not a syntax error
-        return text, doc.version, str(path) if path is not None else doc.path or uri, path
-
-    def lint_snapshot(self, snap: tuple[str, int | None, str, Path | None], uri: str | None = None) -> Linted:
-        """Lint a snapshot. With ``uri`` (only from the lint thread), the document's incremental
-        parser re-parses only the statements the edits touched."""
-        text, version, name, path = snap
-        t0 = time.perf_counter()
-        parser = None
-        if uri is not None:
-            parser = self.parsers.get(uri)
-            if parser is None:
-                parser = self.parsers[uri] = IncrementalParser()
-        findings = self._lint_text(text, name, path, parser.parse if parser is not None else None)
-        return Linted(version, text, split_lines(text), findings, time.perf_counter() - t0)
-
-    def _lint_text(self, text: str, name: str, path: Path | None, parse=None) -> list[Finding]:
-        from trainlint.core import _meta_finding, lint_text
-
-        if len(text) > self.max_chars:
-            return [_meta_finding("TL002", name, f"too large for the language server ({len(text):,} characters, "
-                                  f"limit {self.max_chars:,}): run `trainlint {name}` in a terminal", 1, 1)]
-        if "\x00" in text:
-            row = text.count("\n", 0, text.index("\x00")) + 1
-            return [_meta_finding("TL002", name, f"cannot read: binary content (a NUL character on line {row})", row, 1)]
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            row = text.count("\n", 0, exc.start) + 1
-            return [_meta_finding("TL002", name, f"cannot read: not valid UTF-8 (a lone surrogate on line {row})", row, 1)]
-        try:
-            settings = self.settings_for(path)
-            if path is not None and settings.is_excluded(path):
-                return []
-            return lint_text(text, name, settings, parse=parse).findings
-        except Exception as exc:  # a bug in trainlint must not take the editor's linter down
-            log.exception("linting %s failed", name)
-            return [_meta_finding("TL003", name, f"internal error: {type(exc).__name__}: {exc}", 1, 1)]
-
-    def current(self, uri: str) -> Linted | None:
-        """Findings for the document's current version (linting now if the cache is stale)."""
-        snap = self.snapshot(uri)
-        if snap is None:
-            return None
-        cached = self.linted.get(uri)
-        if cached is not None and cached.version == snap[1] and cached.text == snap[0]:
-            return cached
-        result = self.lint_snapshot(snap)
-        self.flush_messages()
-        self.linted[uri] = result
-        return result
-
-    def schedule(self, uri: str, delay: float | None = None) -> None:
-        """(Re)start the debounced lint of ``uri``: a pending run for an older version is cancelled."""
-        old = self.pending.pop(uri, None)
-        if old is not None and not old.done():
-            old.cancel()
-        self.pending[uri] = asyncio.ensure_future(self._run(uri, self.debounce if delay is None else delay))
-
-    async def _run(self, uri: str, delay: float) -> None:
-        try:
-            if delay > 0:
-                await asyncio.sleep(delay)
-            snap = self.snapshot(uri)
-            if snap is None:
-                return
-            loop = asyncio.get_running_loop()
-            result = await loop.run_in_executor(self.lint_pool, self.lint_snapshot, snap, uri)
-            self.flush_messages()
-            now = self.snapshot(uri)
-            if now is None or now[1] != snap[1]:
-                return  # closed, or edited meanwhile: a newer run is scheduled
-            self.linted[uri] = result
-            self.publish(uri, result)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("linting %s failed", uri)
-        finally:
-            if self.pending.get(uri) is asyncio.current_task():
-                del self.pending[uri]
-
-    def flush_messages(self) -> None:
-        """Show the config errors found while linting (from the event loop, not the lint thread)."""
-        while self._messages:
-            self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=self._messages.pop(0)))
-
-    def publish(self, uri: str, linted: Linted) -> None:
-        diagnostics = [self.diagnostic(f, linted.lines) for f in linted.findings]
-        self.text_document_publish_diagnostics(
-            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=linted.version))
-
-    def clear(self, uri: str) -> None:
-        task = self.pending.pop(uri, None)
-        if task is not None:
-            task.cancel()
-        self.linted.pop(uri, None)
-        self.parsers.pop(uri, None)
-        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
-
-    # -- conversions -------------------------------------------------------------------------
-    def position(self, lines: list[str], p: Position) -> lsp.Position:
-        """trainlint's 1-based row/column (characters) → LSP's 0-based line/character in the
-        negotiated encoding (UTF-16 code units unless the client chose another)."""
-        line = max(p.row - 1, 0)
-        if line >= len(lines):
-            return lsp.Position(line=len(lines), character=0)
-        col = max(p.column - 1, 0)
-        return lsp.Position(line=line, character=self.workspace.position_codec.client_num_units(lines[line][:col]))
-
-    def range(self, lines: list[str], start: Position, end: Position) -> lsp.Range:
-        if end <= start:  # a point (TL00x): underline the rest of the line
-            row_text = lines[start.row - 1] if 0 < start.row <= len(lines) else ""
-            if start.column > len(row_text):
-                start = Position(start.row, 1)
-            end = Position(start.row, len(row_text) + 1)
-        return lsp.Range(start=self.position(lines, start), end=self.position(lines, end))
-
-    def diagnostic(self, f: Finding, lines: list[str]) -> lsp.Diagnostic:
-        message = f.message + (f"\nhint: {f.hint}" if f.hint else "")
-        data: dict[str, Any] = {"name": f.name}
-        if f.fix is not None:
-            data["fix"] = f.fix.applicability.value
-        return lsp.Diagnostic(
-            range=self.range(lines, f.start, f.end),
-            message=message,
-            severity=_SEVERITY.get(f.severity, lsp.DiagnosticSeverity.Warning),
-            code=f.code,
-            code_description=lsp.CodeDescription(href=f.url),
-            source=SOURCE,
-            data=data,
-        )
-
-    def text_edits(self, lines: list[str], edits: Iterable[Edit]) -> list[lsp.TextEdit]:
-        return [lsp.TextEdit(range=lsp.Range(start=self.position(lines, e.start), end=self.position(lines, e.end)),
-                             new_text=e.content) for e in edits]
-
-
-def _doc_fallback(f: Finding) -> str:
-    from trainlint.rule import get_rule
-
-    rule = get_rule(f.code)
-    summary = rule.summary() if rule is not None else ""
-    return f"# {f.code} {f.name}\n\n{summary}\n"
-
-
-def _fs_path(uri: str) -> Path | None:
-    if uri.startswith(NOTEBOOK_CELL_SCHEMES):  # the notebook's own path: its config, its per-file-ignores
-        from urllib.parse import urlparse
-
-        nb = unquote(urlparse(uri).path)
-        return Path(nb) if nb.startswith("/") or re.match(r"^/?[A-Za-z]:", nb) else None
-    if not uri.startswith("file:"):
-        return None
-    p = to_fs_path(uri)
-    return Path(p) if p else None
-
-
-def _is_python(uri: str, language_id: str | None) -> bool:
-    if language_id:
-        return language_id.lower() == "python"
-    path = uri.split("?", 1)[0].split("#", 1)[0]
-    return path.endswith(PYTHON_SUFFIXES)
-
-
-def _overlaps(f_start: lsp.Position, f_end: lsp.Position, r: lsp.Range) -> bool:
-    a = (f_start.line, f_start.character)
-    b = (f_end.line, f_end.character)
-    return a <= (r.end.line, r.end.character) and (r.start.line, r.start.character) <= b
+def line_starts(text: str) -> list[int]:
+    """Offsets of the first character of each line (LSP's line breaks)."""
+    starts = [0]
+    starts.extend(m.end() for m in _LINE_RE.finditer(text))
+    return starts
 
 
 # ---------------------------------------------------------------------------------------------
-# Fixes: applied on the text, as the CLI's --fix does.
+# The lint of one version of one document, and carrying its findings over to a newer text.
+
+
+@dataclasses.dataclass
+class Linted:
+    """The findings of one version of one document.
+
+    ``text`` is what was linted (a notebook cell's magics masked), ``source`` the document's text
+    at that version; ``fail_on`` the file's threshold (findings below it are shown as hints)."""
+
+    version: int | None
+    text: str
+    lines: list[str]
+    findings: list[Finding]
+    seconds: float = 0.0
+    source: str | None = None
+    fail_on: Any = None
+    carried: bool = False  # carried over from an older version (see carry_over)
+    #: memo of the "fix all" edit, per text (computed once per version)
+    fix_all_text: str | None = dataclasses.field(default=None, repr=False)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:  # binary search on slice equality (memcmp): fast on long texts
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    lo, hi = 0, min(len(a), len(b), limit)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[len(a) - mid:] == b[len(b) - mid:]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def carry_over(linted: Linted, source: str, version: int | None) -> Linted:
+    """``linted``'s findings moved onto ``source``, a newer text of the same document.
+
+    The edits between the two texts lie in one region (common prefix and suffix): a finding whose
+    range or fix touches it is left out (its text changed, its fix may no longer apply); the others
+    keep their place relative to the text around them. No parsing: a few milliseconds on a long file."""
+    from trainlint.findings import Edit, Fix, Position
+
+    old = linted.source if linted.source is not None else linted.text
+    if old == source:
+        return dataclasses.replace(linted, version=version, carried=True, fix_all_text=None)
+    p = _common_prefix(old, source)
+    s = _common_suffix(old, source, min(len(old), len(source)) - p)
+    old_end = len(old) - s
+    delta = len(source) - len(old)
+    old_starts = line_starts(old)
+    new_starts = line_starts(source)
+
+    def offset(pos: Position) -> int | None:
+        row = pos.row - 1
+        return old_starts[row] + pos.column - 1 if row < len(old_starts) else None
+
+    def to_pos(off: int) -> Position:
+        row = bisect.bisect_right(new_starts, off) - 1
+        return Position(row + 1, off - new_starts[row] + 1)
+
+    def move(a_pos: Position, b_pos: Position) -> tuple[Position, Position] | None:
+        """The span [a, b] in the new text, if it lies wholly before or wholly after the edits."""
+        a, b = offset(a_pos), offset(b_pos)
+        if a is None or b is None:
+            return None
+        if b < p:
+            return a_pos, b_pos
+        if a > old_end:
+            return to_pos(a + delta), to_pos(b + delta)
+        return None
+
+    kept = []
+    for f in linted.findings:
+        span = move(f.start, f.end)
+        if span is None:
+            continue
+        fix = f.fix
+        if fix is not None:
+            edits = [(move(e.start, e.end), e.content) for e in fix.edits]
+            if any(m is None for m, _ in edits):
+                continue
+            fix = Fix(fix.applicability, fix.message, tuple(Edit(m[0], m[1], c) for m, c in edits))
+        kept.append(dataclasses.replace(f, start=span[0], end=span[1], fix=fix))
+    return Linted(version, source, split_lines(source), kept, linted.seconds, source, linted.fail_on, carried=True)
 
 
 def apply_edits(text: str, edits: Iterable[Edit]) -> tuple[str, bool]:
     """``text`` with the non-overlapping ``edits`` applied (later overlapping ones are skipped).
     Returns (new text, whether an edit was skipped)."""
-    starts = [0]
-    for m in _LINE_RE.finditer(text):
-        starts.append(m.end())
+    starts = line_starts(text)
 
     def offset(p: Position) -> int:
         if p.row - 1 >= len(starts):
@@ -376,219 +208,339 @@ def apply_edits(text: str, edits: Iterable[Edit]) -> tuple[str, bool]:
     return "".join(out), skipped
 
 
-def fix_all(server: TrainlintServer, text: str, name: str, path: Path | None, unsafe: bool = False,
-            rounds: int = 10) -> str:
-    """Apply every safe fix (and unsafe ones if asked), re-linting between rounds until stable."""
-    if not any(f.fix is not None for f in server._lint_text(text, name, path)):
-        return text  # nothing fixable (also: excluded files, unreadable text)
-    try:  # the CLI's fixer, when it is there (same behaviour as `trainlint --fix`)
-        from trainlint import fixes as _fixes  # type: ignore[attr-defined]
+# ---------------------------------------------------------------------------------------------
+# The worker side: runs in the lint process (or in process, for tests). No LSP library here.
 
-        fixer = getattr(_fixes, "fix_text", None)
-    except ImportError:
-        fixer = None
-    if fixer is not None:
+
+@dataclasses.dataclass
+class LintResult:
+    findings: list
+    text: str  # the text linted (a notebook cell's magics masked)
+    fail_on: Any = None
+    messages: list[str] = dataclasses.field(default_factory=list)
+    seconds: float = 0.0
+
+
+class Linter:
+    """Settings per directory (keyed on the candidate pyproject.toml files' mtimes), one incremental
+    parser per open document, and the lint itself."""
+
+    def __init__(self) -> None:
+        self.settings: dict[tuple, Any] = {}
+        self.config_errors: set[str] = set()
+        self.parsers: dict[str, Any] = {}
+
+    def settings_for(self, path: Path | None, root: str | None, messages: list[str]):
+        from trainlint.config import ConfigError, Settings, load_settings
+
+        start = path.parent if path is not None else Path(root or os.getcwd())
+        key_parts = []
         try:
-            result = fixer(text, name, server.settings_for(path), unsafe=unsafe)
-            return result if isinstance(result, str) else getattr(result, "text", text)
-        except Exception:
-            log.exception("trainlint.fixes.fix_text failed; falling back to the server's fixer")
-    for _ in range(rounds):
-        findings = server._lint_text(text, name, path)
-        edits = [e for f in findings if f.fix is not None
-                 and (unsafe or f.fix.applicability == Applicability.SAFE) for e in f.fix.edits]
-        if not edits:
-            break
-        new, _ = apply_edits(text, edits)
-        if new == text:
-            break
-        text = new
-    return text
+            for d in (start, *start.parents):
+                candidate = d / "pyproject.toml"
+                try:
+                    st = candidate.stat()
+                except OSError:
+                    continue
+                key_parts.append((str(candidate), st.st_mtime_ns, st.st_size))
+        except OSError:
+            pass
+        key = tuple(key_parts)
+        cached = self.settings.get(key)
+        if cached is not None:
+            return cached
+        try:
+            settings = load_settings(None, start=start if start.is_dir() else Path.cwd())
+        except ConfigError as exc:
+            msg = f"trainlint: {exc}; using the default rules until it is fixed"
+            if msg not in self.config_errors:
+                self.config_errors.add(msg)
+                messages.append(msg)
+            settings = Settings()
+        self.settings[key] = settings
+        return settings
+
+    def forget(self, uri: str | None = None) -> None:
+        """Drop a closed document's parser (``uri``), or the settings cache (None)."""
+        if uri is None:
+            self.settings.clear()
+            self.config_errors.clear()
+        else:
+            self.parsers.pop(uri, None)
+        release_memory()
+
+    def lint(self, text: str, name: str, path: str | None, uri: str | None = None, max_chars: int = DEFAULT_MAX_CHARS,
+             root: str | None = None) -> LintResult:
+        from trainlint.core import _meta_finding, lint_text
+
+        t0 = time.perf_counter()
+        messages: list[str] = []
+        fs_path = Path(path) if path else None
+        if uri is not None and uri.startswith(NOTEBOOK_CELL_SCHEMES) and ("%" in text or "!" in text or "?" in text):
+            from trainlint.notebook import mask_magics
+
+            text = mask_magics(text)  # `!pip install ...`, `%%time`: not Python, not a syntax error
+        fail_on = None
+        findings: list
+        if len(text) > max_chars:
+            findings = [_meta_finding("TL002", name, f"too large for the language server ({len(text):,} characters, "
+                                      f"limit {max_chars:,}): run `trainlint {name}` in a terminal", 1, 1)]
+        elif "\x00" in text:
+            row = text.count("\n", 0, text.index("\x00")) + 1
+            findings = [_meta_finding("TL002", name, f"cannot read: binary content (a NUL character on line {row})",
+                                      row, 1)]
+        else:
+            try:
+                text.encode("utf-8")
+                bad = None
+            except UnicodeEncodeError as exc:
+                bad = text.count("\n", 0, exc.start) + 1
+            if bad is not None:
+                findings = [_meta_finding("TL002", name, f"cannot read: not valid UTF-8 (a lone surrogate on line {bad})",
+                                          bad, 1)]
+            else:
+                try:
+                    settings = self.settings_for(fs_path, root, messages)
+                    fail_on = getattr(settings, "fail_on", None)
+                    if fs_path is not None and settings.is_excluded(fs_path):
+                        findings = []
+                    else:
+                        parse = None
+                        if uri is not None:
+                            parser = self.parsers.get(uri)
+                            if parser is None:
+                                from trainlint.incremental import IncrementalParser
+
+                                parser = self.parsers[uri] = IncrementalParser()
+                            parse = parser.parse
+                        findings = lint_text(text, name, settings, parse=parse).findings
+                except Exception as exc:  # a bug in trainlint must not take the editor's linter down
+                    log.exception("linting %s failed", name)
+                    findings = [_meta_finding("TL003", name, f"internal error: {type(exc).__name__}: {exc}", 1, 1)]
+        return LintResult(findings, text, fail_on, messages, time.perf_counter() - t0)
 
 
-def minimal_edit(server: TrainlintServer, old: str, new: str) -> list[lsp.TextEdit]:
-    """One edit replacing only the lines that differ between ``old`` and ``new``."""
-    if old == new:
-        return []
-    a = _KEEPENDS_RE.findall(old)  # lines as LSP counts them (not str.splitlines: \x0c, \u2028)
-    b = _KEEPENDS_RE.findall(new)
-    pre = 0
-    while pre < min(len(a), len(b)) and a[pre] == b[pre]:
-        pre += 1
-    suf = 0
-    while suf < min(len(a), len(b)) - pre and a[-1 - suf] == b[-1 - suf]:
-        suf += 1
-    old_lines = split_lines(old)
-    start = lsp.Position(line=pre, character=0)
-    end_line = len(a) - suf
-    if end_line >= len(old_lines):  # up to the end of a text without a final newline
-        last = len(old_lines) - 1
-        end = lsp.Position(line=last, character=server.workspace.position_codec.client_num_units(old_lines[last]))
-    else:
-        end = lsp.Position(line=end_line, character=0)
-    return [lsp.TextEdit(range=lsp.Range(start=start, end=end), new_text="".join(b[pre:len(b) - suf]))]
+def release_memory() -> None:
+    """Collect garbage and give freed heap pages back to the system (glibc keeps them otherwise:
+    RSS stayed at its peak after large documents were closed)."""
+    import gc
+
+    gc.collect()
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):
+            pass
 
 
-def noqa_edit(server: TrainlintServer, lines: list[str], row: int, code: str) -> lsp.TextEdit | None:
-    """The edit adding ``code`` to the line's ``# noqa`` comment, or a new ``# noqa: CODE``."""
-    if not 0 < row <= len(lines):
-        return None
-    line = lines[row - 1]
-    m = _NOQA_RE.search(line) if "#" in line else None
-    codec = server.workspace.position_codec
-    if m is not None:
-        if not m.group("codes"):
-            return None  # a bare `# noqa` already silences everything
-        at = m.end("codes")
-        pos = lsp.Position(line=row - 1, character=codec.client_num_units(line[:at]))
-        return lsp.TextEdit(range=lsp.Range(start=pos, end=pos), new_text=f", {code}")
-    body = line.rstrip()
-    if body.endswith("\\"):
-        return None  # a comment after a line continuation would break the statement
-    start = lsp.Position(line=row - 1, character=codec.client_num_units(body))
-    end = lsp.Position(line=row - 1, character=codec.client_num_units(line))
-    return lsp.TextEdit(range=lsp.Range(start=start, end=end), new_text=f"  # noqa: {code}")
+def _big_stack_pool():
+    """A one-thread pool whose thread has a large stack: the native parser recurses deeply on
+    pathological text (the pages are only reserved)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trainlint-lint")
+    try:
+        previous = threading.stack_size(LINT_THREAD_STACK)
+    except (ValueError, RuntimeError):
+        return pool
+    try:
+        pool.submit(lambda: None).result()  # start the thread now, with that stack
+    finally:
+        threading.stack_size(previous)
+    return pool
+
+
+def worker_main(conn) -> None:
+    """The lint process: jobs ``(id, method, args)`` in, ``(id, ok, value)`` out, on ``conn``.
+    Jobs run one at a time on a large-stack thread; this thread keeps reading, so the server never
+    blocks sending a large document."""
+    os.dup2(2, 1)  # nothing printed here may reach the LSP stream on the server's stdout
+    sys.stdout = sys.stderr
+    logging.basicConfig(level=os.environ.get("TRAINLINT_LOG", "WARNING").upper(),
+                        format="trainlint-lint %(levelname)s %(name)s: %(message)s")
+    linter = Linter()
+    pool = _big_stack_pool()
+    send_lock = threading.Lock()
+    closed: dict[str, int] = {}  # uri → the id of its last "forget" job (set on arrival, not when run)
+
+    def run(job_id: int, method: str, args: tuple) -> None:
+        try:
+            if method == "lint" and closed.get(args[3], -1) > job_id:
+                value: Any = None  # the document was closed meanwhile: its result would be dropped
+            elif method == "lint":
+                value = linter.lint(*args)
+            elif method == "forget":
+                value = linter.forget(*args)
+            elif method == "warm":
+                import trainlint.engine  # noqa: F401  (rules, LibCST: before the first document arrives)
+                from trainlint.rule import all_rules
+
+                all_rules()
+                value = os.getpid()
+            elif method == "rss":
+                value = rss_bytes()
+            else:
+                raise ValueError(f"unknown job {method!r}")
+            reply = (job_id, True, value)
+        except BaseException as exc:  # noqa: BLE001 - reported to the server, which shows TL003
+            reply = (job_id, False, f"{type(exc).__name__}: {exc}")
+        with send_lock:
+            try:
+                conn.send(reply)
+            except (OSError, ValueError):
+                os._exit(0)
+
+    while True:
+        try:
+            job_id, method, args = conn.recv()
+        except (EOFError, OSError):
+            os._exit(0)  # the server is gone
+        if method == "forget" and args and args[0] is not None:
+            closed[args[0]] = job_id
+        pool.submit(run, job_id, method, args)
+
+
+def rss_bytes(pid: int | None = None) -> int:
+    """Resident set size of a process (Linux: /proc; else the peak from getrusage)."""
+    try:
+        with open(f"/proc/{pid or 'self'}/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 # ---------------------------------------------------------------------------------------------
-# The LSP features.
+# Reading LSP messages, and the initialize fast path.
 
 
-def create_server() -> TrainlintServer:
-    server = TrainlintServer()
-
-    @server.feature(lsp.INITIALIZE)
-    def initialize(ls: TrainlintServer, params: lsp.InitializeParams) -> None:
-        opts = params.initialization_options if isinstance(params.initialization_options, dict) else {}
-        if isinstance(opts.get("debounce"), (int, float)) and opts["debounce"] >= 0:
-            ls.debounce = opts["debounce"] / 1000.0
-        if isinstance(opts.get("maxChars"), int) and opts["maxChars"] > 0:
-            ls.max_chars = opts["maxChars"]
-
-    @server.feature(lsp.INITIALIZED)
-    async def initialized(ls: TrainlintServer, params: lsp.InitializedParams) -> None:
-        caps = ls.client_capabilities
-        dynamic = (caps.workspace is not None and caps.workspace.did_change_watched_files is not None
-                   and caps.workspace.did_change_watched_files.dynamic_registration)
-        if not dynamic:
-            return  # the settings are still re-read when a pyproject.toml's mtime changes
-        options = lsp.DidChangeWatchedFilesRegistrationOptions(
-            watchers=[lsp.FileSystemWatcher(glob_pattern="**/pyproject.toml")])
-        try:
-            await ls.client_register_capability_async(lsp.RegistrationParams(registrations=[lsp.Registration(
-                id="trainlint-config", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)]))
-        except Exception as exc:
-            log.info("the client did not register the pyproject.toml watcher: %s", exc)
-
-    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: TrainlintServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, delay=0.0)
-
-    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: TrainlintServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri)
-
-    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE, lsp.SaveOptions(include_text=False))
-    def did_save(ls: TrainlintServer, params: lsp.DidSaveTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        if uri.endswith("pyproject.toml"):
-            ls.config_changed()
-        elif ls.is_open(uri):
-            ls.schedule(uri, delay=0.0)
-
-    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: TrainlintServer, params: lsp.DidCloseTextDocumentParams) -> None:
-        ls.clear(params.text_document.uri)
-
-    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_watched_files(ls: TrainlintServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-        if any(c.uri.endswith("pyproject.toml") for c in params.changes):
-            ls.config_changed()
-
-    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
-    def hover(ls: TrainlintServer, params: lsp.HoverParams) -> lsp.Hover | None:
-        from trainlint.docs import doc_text
-
-        linted = ls.current(params.text_document.uri)
-        if linted is None:
-            return None
-        p = params.position
-        parts = []
-        seen = set()
-        for f in linted.findings:
-            r = ls.range(linted.lines, f.start, f.end)
-            if not _overlaps(r.start, r.end, lsp.Range(start=p, end=p)) or f.code in seen:
-                continue
-            seen.add(f.code)
-            doc = doc_text(f.code) or _doc_fallback(f)
-            parts.append(f"{doc.rstrip()}\n\n[{f.code} documentation]({f.url})")
-        if not parts:
-            return None
-        return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)))
-
-    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
-        code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.SourceFixAll, FIX_ALL_KIND]))
-    def code_action(ls: TrainlintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
-        uri = params.text_document.uri
-        linted = ls.current(uri)
-        if linted is None:
-            return None
-        only = params.context.only
-        want_quickfix = not only or any(lsp.CodeActionKind.QuickFix.startswith(k) or k == "quickfix" for k in only)
-        want_fix_all = bool(only) and any(FIX_ALL_KIND.startswith(k) for k in only if k)
-        actions: list[lsp.CodeAction] = []
-        if want_quickfix:
-            for f in linted.findings:
-                r = ls.range(linted.lines, f.start, f.end)
-                if not _overlaps(r.start, r.end, params.range):
-                    continue
-                diag = ls.diagnostic(f, linted.lines)
-                if f.fix is not None:
-                    safe = f.fix.applicability == Applicability.SAFE
-                    actions.append(lsp.CodeAction(
-                        title=f"Fix {f.code}: {f.fix.message} ({'safe' if safe else 'unsafe'} fix)",
-                        kind=lsp.CodeActionKind.QuickFix,
-                        diagnostics=[diag],
-                        is_preferred=safe,
-                        edit=lsp.WorkspaceEdit(changes={uri: ls.text_edits(linted.lines, f.fix.edits)}),
-                    ))
-                if not f.code.startswith("TL00"):
-                    edit = noqa_edit(ls, linted.lines, f.start.row, f.code)
-                    if edit is not None:
-                        actions.append(lsp.CodeAction(
-                            title=f"Disable {f.code} for this line (# noqa: {f.code})",
-                            kind=lsp.CodeActionKind.QuickFix,
-                            diagnostics=[diag],
-                            edit=lsp.WorkspaceEdit(changes={uri: [edit]}),
-                        ))
-        safe_fixable = any(f.fix is not None and f.fix.applicability == Applicability.SAFE for f in linted.findings)
-        if want_fix_all or (not only and safe_fixable):
-            path = _fs_path(uri)
-            new = fix_all(ls, linted.text, str(path) if path is not None else uri, path)
-            old = linted.text
-            if uri.startswith(NOTEBOOK_CELL_SCHEMES):  # the fixes were made on the masked cell
-                from trainlint.notebook import unmask_magics
-
-                old = ls.workspace.get_text_document(uri).source
-                new = unmask_magics(new, old) if new != linted.text else old
-            actions.append(lsp.CodeAction(
-                title="trainlint: fix all safe fixes in the file",
-                kind=FIX_ALL_KIND,
-                edit=lsp.WorkspaceEdit(changes={uri: minimal_edit(ls, old, new)}),
-            ))
-        return actions
-
-    @server.feature(lsp.SHUTDOWN)
-    def shutdown(ls: TrainlintServer, params: Any = None) -> None:
-        for task in ls.pending.values():
-            task.cancel()
-        ls.lint_pool.shutdown(wait=False, cancel_futures=True)
-
-    return server
+def read_message(stream: BinaryIO) -> bytes | None:
+    """The body of the next message (``Content-Length`` framed); None at end of input. Headers
+    without a usable Content-Length are skipped up to the next blank line."""
+    while True:
+        length = None
+        while True:
+            line = stream.readline()
+            if not line:
+                return None
+            if not line.strip():
+                if length is not None:
+                    break
+                continue  # a blank line with no header before it
+            m = _HEADER_RE.match(line.strip())
+            if m:
+                length = int(m.group(1))
+        body = stream.read(length) if length else b""
+        if length and len(body) < length:
+            return None  # end of input in the middle of a body
+        return body
 
 
-def start() -> None:
-    """Serve LSP on stdin/stdout until the client says exit. Logs go to stderr."""
+#: the capabilities pygls computes for this server (TextDocumentSyncKind.Incremental = 2)
+_CODE_ACTION_KINDS = ["quickfix", "source.fixAll", FIX_ALL_KIND]
+_ENCODINGS = ("utf-8", "utf-16", "utf-32")
+
+
+def static_initialize_result(params: dict) -> dict:
+    """The ``initialize`` result, computed from the request's JSON without the LSP library (which
+    takes most of a second to import). Must equal what pygls computes from the same request."""
+    from trainlint import __version__
+
+    caps = params.get("capabilities") if isinstance(params.get("capabilities"), dict) else {}
+    encoding = "utf-16"
+    general = caps.get("general") if isinstance(caps.get("general"), dict) else {}
+    offered = general.get("positionEncodings")
+    if isinstance(offered, list):
+        for enc in offered:
+            if enc in _ENCODINGS:
+                encoding = enc
+                break
+    sync: dict[str, Any] = {"openClose": True, "change": 2}
+    td = caps.get("textDocument") if isinstance(caps.get("textDocument"), dict) else {}
+    synchronization = td.get("synchronization") if isinstance(td.get("synchronization"), dict) else {}
+    for key in ("willSave", "willSaveWaitUntil"):
+        if synchronization.get(key) is not None:
+            sync[key] = False
+    sync["save"] = {"includeText": False}
+    return {
+        "capabilities": {
+            "positionEncoding": encoding,
+            "textDocumentSync": sync,
+            "hoverProvider": True,
+            "codeActionProvider": {"codeActionKinds": list(_CODE_ACTION_KINDS)},
+            "executeCommandProvider": {"commands": []},
+            "workspace": {"workspaceFolders": {"supported": True, "changeNotifications": True},
+                          "fileOperations": {}},
+        },
+        "serverInfo": {"name": "trainlint", "version": __version__},
+    }
+
+
+def write_message(stream: BinaryIO, payload: dict) -> None:
+    body = json.dumps(payload, separators=(",", ":")).encode("utf-8")
+    stream.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    stream.flush()
+
+
+def _import_lsp(box: dict) -> None:
+    try:
+        import trainlint.server_lsp  # noqa: F401
+
+        box["ok"] = True
+    except BaseException as exc:  # noqa: BLE001 - re-raised on the main thread
+        box["error"] = exc
+
+
+def start(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+    """Serve LSP on stdin/stdout until the client says exit. Logs go to stderr.
+
+    ``initialize`` is answered from :func:`static_initialize_result` while the LSP library loads on
+    another thread; the request is then replayed into the server (its result is not sent again)."""
     logging.basicConfig(level=os.environ.get("TRAINLINT_LOG", "WARNING").upper(),
                         format="trainlint-server %(levelname)s %(name)s: %(message)s")
-    create_server().start_io()
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout.buffer
+    box: dict = {}
+    loader = threading.Thread(target=_import_lsp, args=(box,), name="trainlint-import", daemon=True)
+    first = read_message(stdin)  # the import starts after the answer: it would hold the GIL meanwhile
+    answered = None
+    if first is not None:
+        try:
+            data = json.loads(first)
+        except ValueError:
+            data = None
+        if (isinstance(data, dict) and data.get("method") == "initialize" and data.get("jsonrpc") == "2.0"
+                and isinstance(data.get("id"), (int, str)) and not isinstance(data.get("id"), bool)
+                and isinstance(data.get("params"), dict) and isinstance(data["params"].get("capabilities"), dict)):
+            result = static_initialize_result(data["params"])
+            write_message(stdout, {"jsonrpc": "2.0", "id": data["id"], "result": result})
+            answered = result
+    loader.start()
+    loader.join()
+    if "error" in box:
+        exc = box["error"]
+        if isinstance(exc, ImportError) and (exc.name or "").split(".")[0] in ("pygls", "lsprotocol", "cattrs", "attrs"):
+            sys.stderr.write(f"trainlint server needs pygls and lsprotocol ({exc.name} is missing): "
+                             "pip install 'trainlint[server]'\n")
+            sys.exit(2)
+        raise exc
+    from trainlint.server_lsp import create_server
+
+    server = create_server()
+    code = server.serve(stdin, stdout, first=first, answered=answered)
+    sys.stdout.flush()
+    os._exit(code)  # no interpreter teardown: the stdin reader may still be blocked in read()
+
+
+_LSP_NAMES = {"TrainlintServer", "create_server", "minimal_edit", "noqa_edit", "fix_all"}
+
+
+def __getattr__(name: str):  # the LSP side, loaded on first use (PEP 562)
+    if name in _LSP_NAMES:
+        from trainlint import server_lsp
+
+        return getattr(server_lsp, name)
+    raise AttributeError(name)
