@@ -22,26 +22,13 @@ Sandbox side: run as a file (``python -I -S sandbox.py SPEC``), this module is t
 
 from __future__ import annotations
 
-import contextlib
+# Only what the init needs is imported before it runs (it starts once per probe: every import counts).
 import ctypes
-import dataclasses
 import errno
-import fcntl
-import functools
 import json
 import os
-import re
-import secrets
-import selectors
-import shutil
 import signal
-import stat
-import subprocess
 import sys
-import tempfile
-import time
-from pathlib import Path
-from typing import Any, Callable, Iterator
 
 # ---------------------------------------------------------------- sandbox side (stdlib only)
 
@@ -270,7 +257,25 @@ def _init(spec: dict) -> int:
     return status if status >= 0 else 128 - status
 
 
+if __name__ == "__main__":
+    os._exit(_init(json.loads(sys.argv[1])))
+
 # ---------------------------------------------------------------- parent side
+
+import contextlib  # noqa: E402
+import dataclasses  # noqa: E402
+import fcntl  # noqa: E402
+import functools  # noqa: E402
+import re  # noqa: E402
+import secrets  # noqa: E402
+import selectors  # noqa: E402
+import shutil  # noqa: E402
+import stat  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any, Callable, Iterator  # noqa: E402
 
 #: Made private (an empty, size-limited tmpfs) inside the sandbox, besides $HOME.
 COVERED = ("/tmp", "/var/tmp", "/run", "/dev/shm")
@@ -765,7 +770,3 @@ def signals_kill_children(cleanup: Any = None) -> Iterator[None]:
 
 def make_tmp() -> Path:
     return Path(tempfile.mkdtemp(prefix="trainlint-probe-"))
-
-
-if __name__ == "__main__":
-    os._exit(_init(json.loads(sys.argv[1])))
