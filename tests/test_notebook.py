@@ -279,6 +279,8 @@ IPYTHON_CELLS = [
     ("code", "%%writefile train_script.py\nimport torch\ndef (:\n"),  # not Python: not linted
     ("code", "files = !ls data\nenv = %env\n%matplotlib inline\n!!nvidia-smi\nimport torch\ntorch.zeros?\n??torch.ones"),
     ("code", "for f in files:\n    !echo {f} \\\n        done\n    %time print(f)\nawait asyncio.sleep(0)"),
+    ("code", "pip install -q transformers"),  # automagic: a one-line cell runs `%pip`
+    ("code", "ls ./data/train/"),  # a default shell alias, one-line cell
     ("code", "from transformers import TrainingArguments\n"
              "args = TrainingArguments('out', evaluation_strategy='epoch')"),
 ]
@@ -287,22 +289,30 @@ IPYTHON_CELLS = [
 def test_no_tl001_on_any_cell_ipython_accepts():
     result = lint_notebook_text(jupyter_dumps(make_notebook(IPYTHON_CELLS)), "ipy.ipynb", Settings(select=["ALL"]))
     assert [f.code for f in result.findings if f.code.startswith("TL0")] == []
-    assert found(result) == [(7, 2, 33, "TL805")]
+    assert found(result) == [(9, 2, 33, "TL805")]
+
+
+def test_automagic_is_only_for_one_line_cells():
+    """IPython's prefilter (automagic) applies to one-line cells only: in a longer cell a bare
+    `pip install x` is a SyntaxError in the kernel too."""
+    cells = [("code", "import torch\npip install -q transformers"), ("code", "ls = 3\nls -l")]
+    result = lint_notebook_text(jupyter_dumps(make_notebook(cells)), "auto.ipynb", Settings())
+    assert [(f.cell, f.code) for f in result.findings] == [(1, "TL001")]  # `ls -l` is `ls - l`: Python
 
 
 def test_ipython_continuation_lines_are_restored_by_a_fix():
     text = jupyter_dumps(make_notebook(IPYTHON_CELLS))
     new = json.loads(fix_notebook_text(text, lambda s: s.replace("evaluation_strategy", "eval_strategy")))
     before = json.loads(text)
-    assert [c["source"] for c in new["cells"][:6]] == [c["source"] for c in before["cells"][:6]]
-    assert new["cells"][6]["source"][1] == "args = TrainingArguments('out', eval_strategy='epoch')"
+    assert [c["source"] for c in new["cells"][:8]] == [c["source"] for c in before["cells"][:8]]
+    assert new["cells"][8]["source"][1] == "args = TrainingArguments('out', eval_strategy='epoch')"
 
 
 def test_fallback_without_ipython_reads_the_common_forms(monkeypatch):
     import trainlint.notebook as notebook
 
     monkeypatch.setattr(notebook, "_TRANSFORMER", False)  # as if IPython were not installed
-    cells = [IPYTHON_CELLS[0], IPYTHON_CELLS[4], IPYTHON_CELLS[6]]
+    cells = [IPYTHON_CELLS[0], IPYTHON_CELLS[4], IPYTHON_CELLS[-1]]
     result = lint_notebook_text(jupyter_dumps(make_notebook(cells)), "ipy.ipynb", Settings())
     assert found(result) == [(3, 2, 33, "TL805")]
 
@@ -347,3 +357,11 @@ def test_a_broken_cell_is_never_rewritten_by_a_fix():
     new = json.loads(fix_notebook_text(text, lambda s: s.replace("plot", "PLOT").replace("evaluation_strategy", "eval_strategy")))
     assert new["cells"][5]["source"] == json.loads(text)["cells"][5]["source"]
     assert '    eval_strategy="epoch",\n' in new["cells"][4]["source"]
+
+
+def test_a_cell_ipythons_tokenizer_refuses_is_one_tl001():
+    """IPython's tokenizer raises on a bad dedent: that cell is broken, the notebook is still linted."""
+    cells = _with_cell(CELLS, 2, ("code", "try:\n        x = 1\n    except OverflowError:\n        pass\n!ls"))
+    result = lint_notebook_text(jupyter_dumps(make_notebook(cells)), "dedent.ipynb", Settings())
+    assert [(f.cell, f.code) for f in result.findings if f.code == "TL001"] == [(3, "TL001")]
+    assert len(result.findings) == len(EXPECTED) + 1

@@ -5,11 +5,17 @@ cells the way it does in the kernel (``tokenizer`` defined in cell 3, used by th
 cell 7). Between two cells the virtual module holds one marker comment line (``# tl-cell N``), so
 that a fixed virtual module can be split back into its cells.
 
-IPython syntax is tolerated, line numbers preserved: a line magic (``%pip install ...``), a shell
-line (``!pip install ...``, ``files = !ls``) or a help line (``model?``) becomes ``pass  #
-tl-magic-K`` (same indentation). A cell magic (``%%time``) keeps its body when the body is Python
-(``%%time``, ``%%timeit``, ``%%capture``, ``%%prun``), else the whole cell is left out (every line
-``pass``).
+IPython syntax is read the way IPython reads it (see "IPython syntax" below), line numbers
+preserved: every line of a construct that is not Python (``%pip install ...``, ``!pip install a \\``
+and its continuation line, ``files = !ls``, ``model?``, a cell magic's line) becomes ``pass  #
+tl-magic-K <original text>`` (the indent of the construct's first line). A cell magic keeps its
+body when the body is Python (``%%time``, ``%%timeit``, ``%%capture``, ``%%prun``, ``%%debug``),
+else every line of the cell is such a ``pass``.
+
+Cell by cell: each cell is checked on its own first. A cell that does not parse even as IPython
+(a typo, a cell cut off in an open bracket) is one TL001 *in that cell*, and its lines are left out
+of the virtual module (never rewritten); all the other cells are still linted together, with the
+facts that cross cells.
 
 Locations: :attr:`Finding.cell` is the **1-based index of the cell among all cells of the notebook**
 (markdown and raw cells count: cell 3 is the third cell from the top, as Ruff counts), and the
@@ -289,6 +295,30 @@ def _special_lines_fallback(lines: list[str]) -> list[list[int]]:
     return groups
 
 
+#: line magics and default shell aliases IPython runs without their `%` in a one-line cell (automagic:
+#: the kernel's prefilter applies to single-line cells only; a name the cell assigns is not one)
+AUTOMAGICS = frozenset({
+    "pip", "conda", "mamba", "micromamba", "uv", "cd", "pwd", "env", "set_env", "load_ext", "reload_ext",
+    "unload_ext", "matplotlib", "time", "timeit", "run", "who", "whos", "who_ls", "history", "reset", "store",
+    "pinfo", "pinfo2", "pdb", "debug", "autoreload", "aimport", "tensorboard", "alias", "bookmark", "dhist",
+    "dirs", "popd", "pushd", "sx", "sc", "system", "config", "lsmagic", "magic", "page", "precision", "prun",
+    "psearch", "psource", "pycat", "rerun", "save", "xdel", "xmode", "load", "notebook", "killbgscripts",
+    # default aliases (posix)
+    "cat", "cp", "ldir", "lf", "lk", "ll", "ls", "lx", "mkdir", "mv", "rm", "rmdir", "clear", "more", "less", "man",
+})
+_AUTOMAGIC_RE = re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)(?:\s+(?P<rest>.*))?$")
+
+
+def _automagic(line: str) -> bool:
+    m = _AUTOMAGIC_RE.match(line)
+    if m is None or m.group("name") not in AUTOMAGICS:
+        return False
+    rest = (m.group("rest") or "").lstrip()
+    # only a cell that does not compile gets here: `ls = 1`, `time.sleep(1)` never do; a broken
+    # assignment (`pip = `) stays broken
+    return not rest.startswith("=") or rest.startswith("==")
+
+
 def _cell_magic(lines: list[str]) -> tuple[int, str] | None:
     """(row of the ``%%magic`` line, the magic's name) when the cell is a cell magic."""
     for i, line in enumerate(lines):
@@ -323,12 +353,20 @@ def _virtual_lines(text: str, magics: list[str]) -> tuple[list[str], bool]:
         return lines, True
     tm = _ipython()
     python = True
+    groups = None
     if tm is not None:
-        groups, cleaned = _special_lines_ipython(tm, lines)
-        if cleaned != lines:
-            python, lines = False, cleaned
-    else:
+        try:
+            groups, cleaned = _special_lines_ipython(tm, lines)
+        except Exception:  # IPython's tokenizer refuses the cell (bad indentation, ...): it is broken
+            groups = None
+        else:
+            if cleaned != lines:
+                python, lines = False, cleaned
+    if groups is None:
         groups = _special_lines_fallback(lines)
+    nonblank = [i for i, line in enumerate(lines) if line.strip()]
+    if not groups and len(nonblank) == 1 and _automagic(lines[nonblank[0]]):
+        groups = [nonblank]  # IPython's automagic: a one-line cell `pip install x` is `%pip install x`
     out = list(lines)
     for group in groups:
         first = lines[group[0]]
