@@ -1076,3 +1076,62 @@ def test_tl702_quiet_for_a_diffusers_model_without_dropout():
     assert codes(src, "TL702") == []
     with_dropout = src.replace("get_peft_model(unet, config)", "get_peft_model(unet, BOFTConfig(boft_dropout=0.1))")
     assert codes(with_dropout, "TL702") == ["TL702"]
+
+
+KERAS_BACKBONE = """
+import tensorflow as tf
+from transformers import TFAutoModel
+bert = TFAutoModel.from_pretrained("bert-base-uncased")
+input_ids = tf.keras.Input(shape=(128,), dtype=tf.int32, name="input_ids")
+mask = tf.keras.Input(shape=(128,), dtype=tf.int32, name="attention_mask")
+x = bert(input_ids, attention_mask=mask)[0][:, 0, :]
+x = tf.keras.layers.Dropout(0.1)(x)
+out = tf.keras.layers.Dense(3, activation="softmax")(x)
+model = tf.keras.Model(inputs=[input_ids, mask], outputs=out)
+model.compile(optimizer={opt}, loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+model.fit(train_ds, epochs=2)
+"""
+
+
+def test_tl501_tl503_see_a_pretrained_backbone_inside_a_functional_keras_model():
+    assert codes(KERAS_BACKBONE.format(opt='"adam"'), "TL501") == ["TL501"]
+    assert codes(KERAS_BACKBONE.format(opt="tf.keras.optimizers.Adam(learning_rate=1e-3)"), "TL503") == ["TL503"]
+    assert codes(KERAS_BACKBONE.format(opt="tf.keras.optimizers.Adam(learning_rate=3e-5)"), "TL503") == []
+    # a frozen backbone: only the new head trains, at the default rate
+    frozen = KERAS_BACKBONE.replace("x = tf.keras.layers.Dropout(0.1)(x)", "bert.trainable = False")
+    assert codes(frozen.format(opt='"adam"'), "TL501") == []
+    # trained from scratch: no pretrained model anywhere in the graph
+    scratch = """
+    import tensorflow as tf
+    from transformers import AutoTokenizer
+    tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+    model = tf.keras.Sequential([tf.keras.layers.Embedding(30522, 64), tf.keras.layers.GlobalAveragePooling1D(),
+                                 tf.keras.layers.Dense(2)])
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    """
+    assert codes(scratch, "TL501") == []
+
+
+def test_tl501_sees_a_backbone_loaded_in_a_model_class_and_a_sequential():
+    subclass = """
+    import tensorflow as tf
+    from transformers import TFAutoModel
+    class Classifier(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.bert = TFAutoModel.from_pretrained("bert-base-uncased")
+            self.head = tf.keras.layers.Dense(3)
+        def call(self, inputs):
+            return self.head(self.bert(inputs)[0][:, 0])
+    model = Classifier()
+    model.compile(optimizer="adam", loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    """
+    assert codes(subclass, "TL501") == ["TL501"]
+    sequential = """
+    import tensorflow as tf
+    from transformers import TFAutoModel
+    encoder = TFAutoModel.from_pretrained("distilbert-base-uncased")
+    model = tf.keras.Sequential([encoder, tf.keras.layers.Dense(2)])
+    model.compile(optimizer="rmsprop")
+    """
+    assert codes(sequential, "TL501") == ["TL501"]

@@ -74,3 +74,62 @@ def optimizer_model(facts, call: cst.Call) -> tuple[cst.BaseExpression, ModelVal
     if owner is None:
         return None
     return owner, model_of(facts, owner, call)
+
+
+#: the Keras constructors of a model built from layers (canonical names)
+_KERAS_COMPOSITES = frozenset({"keras.Model", "keras.models.Model", "keras.Sequential", "keras.models.Sequential"})
+
+
+def keras_backbone(facts, call: cst.Call) -> ModelValue | None:
+    """The pretrained transformers model a `model.compile(...)` / `model.fit(...)` trains: the model itself,
+    or the backbone inside a functional `keras.Model(inputs, outputs)` / `keras.Sequential([...])` built
+    on it (`x = bert(input_ids)[0]`, `Dense(3)(x)`), or inside a model class of the file whose body loads
+    one (`self.bert = TFAutoModel.from_pretrained(...)`)."""
+    if not isinstance(call.func, cst.Attribute):
+        return None
+    recv = call.func.value
+    v = facts.value_of(recv, call)
+    if isinstance(v, ModelValue) and v.transformers:
+        return v
+    expr, at = recv, call
+    if isinstance(expr, cst.Name):
+        b = facts.lookup(expr.value, call)
+        if b is None or not isinstance(b.value, cst.Call):
+            return None
+        expr, at = b.value, (b.value if b.value in facts.where else call)
+    if not isinstance(expr, cst.Call):
+        return None
+    if (facts.qualname(expr.func) or "") in _KERAS_COMPOSITES:
+        return _backbone_in(facts, expr, at, set(), 0)
+    cls = facts.value_of(expr.func, at)
+    node = getattr(cls, "node", None)
+    if isinstance(node, cst.ClassDef):
+        for c in iter_nodes(node.body, (cst.Call,)):
+            m = facts.value_of(c) if c in facts.where else None
+            if isinstance(m, ModelValue) and m.transformers and m.pretrained:
+                return m
+    return None
+
+
+def _backbone_in(facts, expr: cst.CSTNode, at: cst.CSTNode, seen: set, depth: int) -> ModelValue | None:
+    """A pretrained transformers model called (or listed) in ``expr`` or in what its names were built from."""
+    if depth > 12:
+        return None
+    for node in iter_nodes(expr, (cst.Call, cst.Name)):
+        if isinstance(node, cst.Call):
+            root = node.func
+            while isinstance(root, (cst.Attribute, cst.Subscript)):
+                root = root.value  # `bert.bert(...)`, `bert.layers[0](...)`
+            m = model_of(facts, root, at)
+        else:
+            m = model_of(facts, node, at)
+        if isinstance(m, ModelValue) and m.transformers and m.pretrained:
+            return m
+        if isinstance(node, cst.Name):
+            b = facts.lookup(node.value, at)
+            if b is not None and id(b) not in seen and isinstance(b.value, cst.BaseExpression):
+                seen.add(id(b))  # by binding: `x = bert(ids)[0]; x = Dropout(0.1)(x)` follows both
+                found = _backbone_in(facts, b.value, b.value if b.value in facts.where else at, seen, depth + 1)
+                if found is not None:
+                    return found
+    return None

@@ -19,7 +19,7 @@ from trainlint.facts import (
     keyword,
     literal,
 )
-from trainlint.facts.models import compiled_model, model_of, optimizer_model, parameters_owner, torch_optimizer
+from trainlint.facts.models import keras_backbone, model_of, optimizer_model, parameters_owner, torch_optimizer
 from trainlint.facts.versions import legacy_keras_env
 from trainlint.findings import Applicability, Severity
 from trainlint.pins import keras_3
@@ -60,9 +60,9 @@ class StringOptimizer(Rule):
         name = self.ctx.facts.constant(opt, node)
         if not isinstance(name, str):
             return
-        model = compiled_model(self.ctx.facts, node)
-        if model is None or not (model.transformers and model.pretrained):
-            return
+        model = keras_backbone(self.ctx.facts, node)
+        if model is None or not (model.transformers and model.pretrained) or _FREEZES.search(self.ctx.source):
+            return  # `bert.trainable = False`: only the new head trains, at the default rate
         key = name.lower()
         lr = KERAS_DEFAULT_LR.get(key)
         cls = KERAS_CLASS.get(key, name)
@@ -133,7 +133,8 @@ _HIGH_LR_FAMILIES = ("t5", "byt5", "flan", "ul2",
                      "resnet", "convnext", "efficientnet", "mobilenet", "regnet", "vgg", "densenet", "yolo")
 
 
-_FREEZES = re.compile(r"requires_grad\s*=\s*False|requires_grad_\(\s*(?:requires_grad\s*=\s*)?False|\bfreeze")
+_FREEZES = re.compile(r"requires_grad\s*=\s*False|requires_grad_\(\s*(?:requires_grad\s*=\s*)?False|\bfreeze"
+                      r"|\.trainable\s*=\s*False")
 
 
 _FROZEN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -307,7 +308,7 @@ class HighLearningRate(Rule):
                     "use `lr=2e-5` (up to 5e-5)")
 
     def _keras(self, node: cst.Call) -> None:
-        model = compiled_model(self.ctx.facts, node)
+        model = keras_backbone(self.ctx.facts, node)
         if not fine_tuned_model(self.ctx, model):
             return
         facts = self.ctx.facts
