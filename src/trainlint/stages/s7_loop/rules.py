@@ -513,19 +513,44 @@ class WrongTrainEvalMode(Rule):
             return dotted(pos[index].value)
         return None
 
+    def _by_scope(self, lf) -> tuple[dict, dict]:
+        """The calls of the file by enclosing function, and the calls of plain names by that name (once)."""
+        memo = self.__dict__.get("_call_index")
+        if memo is None:
+            facts = self.ctx.facts
+            by_scope: dict = {}
+            by_name: dict = {}
+            for c in lf.calls:
+                w = facts.where.get(c)
+                if w is None:
+                    continue
+                by_scope.setdefault(w.function, []).append(c)
+                if isinstance(c.func, cst.Name):
+                    by_name.setdefault(c.func.value, []).append(c)
+            memo = self._call_index = (by_scope, by_name)
+        return memo
+
     def _mode_left_by(self, lf, call: cst.Call, model: str) -> str | None:
         """The mode a module-level function called as ``call`` leaves ``model`` in: its last
         `param.train()` / `param.eval()` in its own body (None: it sets no mode)."""
         if not isinstance(call.func, cst.Name):
             return None
-        fn = self.ctx.facts.function_named(call.func.value)
-        if fn is None:
+        setters = self.__dict__.get("_setters")
+        if setters is None:  # module-level function name -> (def, {param: last mode it sets})
+            setters = self._setters = {}
+            facts = self.ctx.facts
+            for c, recv, mode in lf.modes:
+                fn = facts.where[c].function
+                if isinstance(fn, cst.FunctionDef) and recv in {p.name.value for p in fn.params.params
+                                                                + fn.params.posonly_params}:
+                    setters.setdefault(fn.name.value, (fn, {}))[1][recv] = mode
+        found = setters.get(call.func.value)
+        if found is None:
             return None
+        fn, modes = found
         for i, p in enumerate(fn.params.posonly_params + fn.params.params):
-            if self._passed(call, fn, p.name.value, i) == model:
-                modes = self._modes(lf, p.name.value, fn)
-                if modes:
-                    return modes[-1][1]
+            if p.name.value in modes and self._passed(call, fn, p.name.value, i) == model:
+                return modes[p.name.value]
         return None
 
     def _mode_at(self, lf, site: cst.Call, model: str) -> tuple[str, cst.CSTNode] | None:
@@ -534,9 +559,9 @@ class WrongTrainEvalMode(Rule):
         after it in the innermost loop around both."""
         facts = self.ctx.facts
         scope = facts.where[site].function
-        events = [(c, m) for c, m in self._modes(lf, model, scope)]
-        for c in lf.calls:
-            if c is not site and c in facts.where and facts.where[c].function is scope:
+        events = list(self._modes(lf, model, scope))
+        for c in self._by_scope(lf)[0].get(scope, ()):
+            if c is not site:
                 m = self._mode_left_by(lf, c, model)
                 if m is not None:
                     events.append((c, m))
@@ -556,28 +581,30 @@ class WrongTrainEvalMode(Rule):
         """A function that runs a model under `no_grad` in a loop (an evaluation) but never sets its mode,
         called where the model was last put in train mode: the evaluation runs with dropout on."""
         facts = self.ctx.facts
+        by_scope, by_name = self._by_scope(lf)
+        stepping = {facts.where[s].function for s in steps if s in facts.where}
+        mode_set = {(facts.where[c].function, r) for c, r, _ in lf.modes}
         for fn in facts.index.get("FunctionDef", ()):
+            sites = by_name.get(fn.name.value)
+            if not sites or fn in stepping:
+                continue
             w = facts.where.get(fn)
             if w is None or w.function is not None or w.inside(cst.ClassDef) is not None:
                 continue  # module-level functions: their call sites are found by name
-            if any(facts.where[s].function is fn for s in steps if s in facts.where):
-                continue
             runs: dict = {}
-            for c in lf.calls:
-                if isinstance(c.func, cst.Name) and c in facts.where and facts.where[c].function is fn \
-                        and loops_around(facts, c) and _no_grad_block(facts, c) is not None:
-                    runs.setdefault(c.func.value, c)
+            for c in by_scope.get(fn, ()):
+                if isinstance(c.func, cst.Name) and c.func.value not in runs and loops_around(facts, c) \
+                        and _no_grad_block(facts, c) is not None:
+                    runs[c.func.value] = c
             for name, first in runs.items():
                 index = self._param_index(fn, name)
                 if index is None and name in facts.bindings.get(fn, {}):
                     continue  # a local of the function (a metric, a helper), not a model handed in
-                if index == -1 or any(r == name and facts.where[c].function is fn for c, r, _ in lf.modes):
+                if index == -1 or (fn, name) in mode_set:
                     continue
                 if index is None and self._without_dropout(name):
                     continue
-                for site in lf.calls:
-                    if not (isinstance(site.func, cst.Name) and site.func.value == fn.name.value and site in facts.where):
-                        continue
+                for site in sites:
                     model = self._passed(site, fn, name, index)
                     if model is None:
                         continue
