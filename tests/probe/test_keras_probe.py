@@ -386,7 +386,9 @@ y = (x[:, 0] > 0).astype("int64")
 model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(2)])
 optimizer = keras.optimizers.Adam(1e-2)
 loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-for step in range(100):
+
+
+def train_step(x, y):
     if "--fixed" in sys.argv:
         with tf.GradientTape() as tape:
             loss = loss_fn(y, model(x, training=True))
@@ -396,13 +398,21 @@ for step in range(100):
             loss = loss_fn(y, logits)
     grads = tape.gradient(loss, model.trainable_variables)
     optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+if "--traced" in sys.argv:  # the keras-io custom training loop guide's form
+    train_step = tf.function(train_step)
+for step in range(100):
+    loss = train_step(x, y)
 """
 
 
 @keras_probe
-@pytest.mark.parametrize("fixed", [False, True])
-def test_gradient_tape_loop_weights_must_move(kpy: str, tmp_path: Path, fixed: bool):
-    report, by_code = probe(tmp_path, kpy, TAPE_LOOP, args=["--fixed"] if fixed else [])
+@pytest.mark.parametrize("fixed, traced", [(False, False), (True, False), (False, True), (True, True)])
+def test_gradient_tape_loop_weights_must_move(kpy: str, tmp_path: Path, fixed: bool, traced: bool):
+    args = (["--fixed"] if fixed else []) + (["--traced"] if traced else [])
+    report, by_code = probe(tmp_path, kpy, TAPE_LOOP, args=args)
     if fixed:
         assert [f.code for f in report.findings] == [], explain(report)
         assert any("stopped the GradientTape loop after observing two optimizer steps" in n
@@ -411,7 +421,10 @@ def test_gradient_tape_loop_weights_must_move(kpy: str, tmp_path: Path, fixed: b
     f = by_code.get("TL506")
     assert f is not None and f.probe.status is ProbeStatus.CONFIRMED, explain(report)
     assert "no gradient reached any of the 2 variables" in f.message and "outside" in f.probe.evidence
-    assert f.start.row == line_of(TAPE_LOOP, "optimizer.apply_gradients("), explain(report)
+    # Eager: the line of apply_gradients; traced: the body runs as AutoGraph's copy, the call of the step.
+    assert f.start.row == line_of(TAPE_LOOP, "loss = train_step(x, y)" if traced else "optimizer.apply_gradients("), \
+        explain(report)
+    assert report.outcome == "reached-training", explain(report)
 
 
 # ---------------------------------------------------------------- through the CLI

@@ -79,6 +79,17 @@ class TapeLoopObserver:
         self.first: list[Any] | None = None  # the variables' values before the first observed step
         self.variables: list[Any] = []
         self.reported = False
+        self.traced_opt: Any = None  # the optimizer of a train step traced by tf.function
+
+    def before_traced(self, opt: Any, grads: list, variables: list) -> None:
+        """``apply_gradients`` while ``tf.function`` traces the train step: which gradients are None is
+        known now; the variables are read outside the trace (``tf.init_scope``), before any step ran."""
+        import tensorflow as tf
+
+        if self.traced_opt is None:
+            with tf.init_scope():
+                self.before(opt, grads, variables)
+            self.traced_opt = opt
 
     def before(self, opt: Any, grads: list, variables: list) -> None:
         h = self.h
@@ -105,6 +116,9 @@ class TapeLoopObserver:
                 line=line,
                 confirms=("TL308",),
             )
+            # apply_gradients raises on all-None gradients (Keras 3, tf-keras): the finding says why.
+            h.stop("reached-training", f"stopped the GradientTape loop at its first apply_gradients ({h.where(line)}): "
+                   "no gradient to apply", line)
         elif missing and self.steps == 0:
             h.finding(
                 "TL308",
@@ -139,6 +153,32 @@ class TapeLoopObserver:
                 h.checked("TL506")
         h.stop("reached-training",
                f"stopped the GradientTape loop after observing two optimizer steps ({h.where(line)})", line)
+
+
+def _install_function_observer(h: types.ModuleType, obs: TapeLoopObserver) -> None:
+    """A train step compiled with ``tf.function``: its Python body runs once (the trace), so steps are
+    counted on the calls of the ``tf.function`` once a trace has reached ``apply_gradients``."""
+    try:
+        from tensorflow.python.eager.polymorphic_function.polymorphic_function import Function
+    except ImportError:
+        return
+    original = Function.__dict__.get("__call__")
+    if original is None or getattr(original, "_trainlint_patched", False):
+        return
+
+    @functools.wraps(original)
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        import tensorflow as tf
+
+        if h.is_busy() or h.ended() or obs.depth or not tf.executing_eagerly():
+            return original(self, *args, **kwargs)
+        result = original(self, *args, **kwargs)
+        if obs.traced_opt is not None and not h.ended():
+            h.guarded("GradientTape loop", obs.after, obs.traced_opt)
+        return result
+
+    __call__._trainlint_patched = True  # type: ignore[attr-defined]
+    Function.__call__ = __call__
 
 
 def install_tape_observer(h: types.ModuleType, flavour: str) -> None:
@@ -189,7 +229,13 @@ def install_tape_observer(h: types.ModuleType, flavour: str) -> None:
             def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
                 import tensorflow as tf
 
-                if h.is_busy() or h.ended() or obs.depth or not tf.executing_eagerly():
+                if h.is_busy() or h.ended() or obs.depth:
+                    return original(self, *args, **kwargs)
+                if not tf.executing_eagerly():  # traced by tf.function: judged on the function's calls
+                    args = tuple(list(a) if i == 0 and split is None and not isinstance(a, (list, tuple)) else a
+                                 for i, a in enumerate(args))
+                    grads, variables = (split or pairs)(args, kwargs)
+                    h.guarded("GradientTape loop", obs.before_traced, self, grads, variables)
                     return original(self, *args, **kwargs)
                 obs.depth += 1
                 try:
@@ -207,3 +253,4 @@ def install_tape_observer(h: types.ModuleType, flavour: str) -> None:
             return wrapper
 
         setattr(cls, name, make(original, split))
+    _install_function_observer(h, obs)
