@@ -81,6 +81,7 @@ def main() -> None:
 @click.option("--overfit", type=int, default=0, help="Probe: train N steps on one batch and classify the loss curve.")
 @click.option("--probe-memory", type=click.IntRange(min=0), default=0, help="Probe: address-space limit of each process of the script, in MB (0: none).")
 @click.option("--probe-processes", type=click.IntRange(min=1), default=512, show_default=True, help="Probe: processes the script may run at once (in a sandbox).")
+@click.option("--launcher", default=None, help="Probe: how the script is launched for real (torchrun, torch.distributed.launch, accelerate, deepspeed, mp.spawn, python; a command line such as 'torchrun --nproc_per_node=8' is recognised): probed as rank 0 of a world of size 1 (docs/gpu-probes.md).")
 @click.option("--fix", "fix", is_flag=True, help="Apply the safe fixes (with --unsafe-fixes the unsafe ones too) and report what remains; with `-`, print the fixed source.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply the fixes that change behaviour; alone, show them as available.")
 @click.option("--diff", "diff", is_flag=True, help="Print a unified diff of the fixes and write nothing; exit 1 if there would be changes.")
@@ -89,7 +90,7 @@ def main() -> None:
 @click.option("--no-cache", is_flag=True, envvar="TRAINLINT_NO_CACHE", help="Lint every file again; read and write no cache.")
 def check(paths, select, ignore, extend_select, output_format, exit_zero, fail_on, statistics, config_file, quiet, verbose,
           stdin_filename, force_exclude, probe, python, probe_timeout, probe_rows, tiny_model, overfit,
-          fix=False, unsafe_fixes=False, diff=False, jobs=0, cache_dir=None, no_cache=False,
+          fix=False, unsafe_fixes=False, diff=False, jobs=0, cache_dir=None, no_cache=False, launcher=None,
           probe_memory=0, probe_processes=512) -> None:
     """Lint PATH... (files and directories; `-` reads stdin)."""
     from trainlint.config import ConfigError, load_settings
@@ -317,9 +318,16 @@ def _probe(file_paths, findings, run, python, timeout, rows, tiny_model, overfit
     if len(scripts) != 1:
         raise click.UsageError("--probe takes exactly one script: `trainlint --probe train.py [-- script args]`")
     script = scripts[0]
+    from trainlint.probe.hooks_devices import launcher_name
+
+    asked = click.get_current_context().params.get("launcher")
+    launcher = launcher_name(asked) if asked else ""
+    if launcher is None:
+        raise click.UsageError(f"--launcher {asked!r}: not a launcher the probe knows (torchrun, "
+                               "torch.distributed.launch, accelerate, deepspeed, mp.spawn, python)")
     params = click.get_current_context().params
     options = ProbeOptions(python=python, timeout=timeout, rows=rows, tiny_model=tiny_model, overfit=overfit,
-                           verbose=verbose, script_args=script_args,
+                           verbose=verbose, script_args=script_args, launcher=launcher,
                            memory_mb=params.get("probe_memory") or 0, max_processes=params.get("probe_processes") or 512)
     report = run_probe(script, findings, options)
     run.probed = True

@@ -32,6 +32,9 @@ class ProbeOptions:
     memory_mb: int = 0  # --probe-memory: address-space limit of each process of the script (0: none)
     max_processes: int = 512  # --probe-processes: processes the script may run at once (in a sandbox only)
     disk_mb: int = 1024  # size of the probe's writable temporary directory (a tmpfs, in a sandbox)
+    #: how the script is launched for real (torchrun, accelerate, deepspeed, ...; see docs/gpu-probes.md):
+    #: a distributed launcher makes the probe run it as rank 0 of a world of size 1. "": guessed from the source
+    launcher: str = ""
 
 
 @dataclasses.dataclass

@@ -141,6 +141,7 @@ def _run(script: Path, static_findings: list[Finding], options: ProbeOptions, tm
     config = {
         "script": str(abs_script),
         "argv": [str(script), *options.script_args],
+        "launcher": options.launcher,
         "cwd": os.getcwd(),
         "rows": options.rows,
         "tiny_model": options.tiny_model,
