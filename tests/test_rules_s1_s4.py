@@ -1139,3 +1139,37 @@ def test_tl303_quiet_for_an_inference_only_model():
         optimizer.zero_grad()
     """
     assert codes(trained, "TL303") == ["TL303"]
+
+
+# ---------------------------------------------------------------------------------------------
+# names no import binds: star imports and snippets
+
+
+def test_star_imports_resolve_transformers_shaped_names_to_transformers():
+    from pathlib import Path
+
+    src = (Path(__file__).parent / "data" / "correct" / "star_import_trainer.py").read_text()
+    assert codes(src) == []
+    # two star imports: `Trainer`, `AutoTokenizer`... come from transformers, not from the last star import
+    no_collator = src.replace(",\n                  data_collator=DataCollatorWithPadding(tokenizer))", ")")
+    assert no_collator != src and codes(no_collator, "TL201") == ["TL201"]
+    # a name the file binds itself is its own, star import or not
+    own = "class Trainer:\n    def __init__(self, **kw):\n        pass\n\n\n" + no_collator
+    assert codes(own, "TL201") == []
+
+
+def test_snippet_names_without_imports():
+    src = """
+    raw = load_dataset("glue", "mnli")
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased")
+    trainer = Trainer(model=model, args=TrainingArguments("out"), train_dataset=raw["train"])
+    """
+    assert codes(src, "TL301") == ["TL301"]
+    # `np` and `torch` are the conventional aliases; `Trainer` of a Lightning import is not transformers'
+    lightning = """
+    from lightning import Trainer
+    raw = load_dataset("glue", "mnli")
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=3)
+    Trainer(max_epochs=1).fit(model)
+    """
+    assert codes(lightning) == []

@@ -15,12 +15,14 @@ import libcst as cst
 from trainlint.config import Settings
 from trainlint.context import Context, PendingEdit, PendingFix
 from trainlint.facts import FACT_TYPES, Facts, walk
+from trainlint.facts.imports import implied_modules
 from trainlint.findings import Edit, Finding, Fix, Position
 from trainlint.rule import Rule, all_rules
 
-#: A file that mentions none of these is not a training script: it is not parsed at all.
+#: A file that mentions none of these is not a training script: it is not parsed at all. (A snippet
+#: that never imports its framework still says `from_pretrained` or `load_dataset`.)
 FRAMEWORK_RE = re.compile(
-    r"\b(?:torch|tensorflow|keras|tf_keras|transformers|datasets|evaluate|accelerate)\b"
+    r"\b(?:torch|tensorflow|keras|tf_keras|transformers|datasets|evaluate|accelerate|from_pretrained|load_dataset)\b"
 )
 _NOQA_RE = re.compile(
     r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
@@ -184,7 +186,9 @@ def _deeply_nested(source: str) -> bool:
 
 def code_words(source: str) -> set[str]:
     """The identifiers of a file's code (what rule gates look at): comments and strings removed."""
-    return set(_WORD_RE.findall(_NOT_CODE_RE.sub(r"\g<f> ", source)))
+    words = set(_WORD_RE.findall(_NOT_CODE_RE.sub(r"\g<f> ", source)))
+    words |= implied_modules(words)  # `AutoTokenizer` unimported: the facts resolve it to transformers
+    return words
 
 
 def _cpython_syntax_finding(source: str, filename: str) -> Finding | None:

@@ -3,14 +3,15 @@ local helpers, subscripts and method chains."""
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 from typing import Iterator
 
 import libcst as cst
 
 from trainlint import knowledge
-from trainlint.facts.expr import UNKNOWN, argument, literal, positional
-from trainlint.facts.imports import canonical
+from trainlint.facts.expr import UNKNOWN, argument, dotted, literal, positional
+from trainlint.facts.imports import CONVENTIONAL_ALIASES, canonical, home_of
 from trainlint.facts.scopes import Binding
 from trainlint.facts.values import (
     TRAINER_CLASSES,
@@ -25,7 +26,9 @@ from trainlint.facts.values import (
     TrainerValue,
     Value,
 )
+from trainlint.facts.walk import iter_nodes
 
+_BUILTINS = frozenset(dir(builtins))
 _DATASET_KEEPING_METHODS = frozenset(
     {
         "shuffle", "select", "filter", "remove_columns", "rename_column", "rename_columns",
@@ -41,11 +44,51 @@ class Dataflow:
 
     def qualname(self, expr: cst.BaseExpression) -> str | None:
         """Canonical qualified name of an imported thing (``T`` → ``transformers.Trainer``)."""
-        q = self.imports.qualify(expr)
+        q = self.raw_qualname(expr)
         return canonical(q) if q else None
 
     def raw_qualname(self, expr: cst.BaseExpression) -> str | None:
-        return self.imports.qualify(expr)
+        q = self.imports.qualify(expr)
+        if q is None and isinstance(expr, (cst.Name, cst.Attribute)):
+            q = self._implicit(expr)
+        return q
+
+    def _implicit(self, expr: cst.BaseExpression) -> str | None:
+        """The qualified name of a name no import binds and nothing in the file assigns: from a
+        `from m import *`, or in a snippet that uses `AutoTokenizer` / `np` without importing them."""
+        d = dotted(expr)
+        if d is None:
+            return None
+        head, _, rest = d.partition(".")
+        homes = self.__dict__.get("_homes")
+        if homes is None:
+            homes = self._homes = {}
+        if head not in homes:
+            home = None if head in _BUILTINS else home_of(head, self.imports.star)
+            if home is not None and head in self._bound_names():
+                home = None  # a name of the file's own (the walk for them runs only when needed)
+            homes[head] = None if home is None else (home if head in CONVENTIONAL_ALIASES and home ==
+                                                     CONVENTIONAL_ALIASES[head] else f"{home}.{head}")
+        base = homes[head]
+        if base is None:
+            return None
+        return f"{base}.{rest}" if rest else base
+
+    def _bound_names(self) -> set[str]:
+        """Every name the file binds anywhere (assignments, defs, parameters, imports, `with ... as`,
+        `except ... as`, comprehension targets)."""
+        bound = self.__dict__.get("_bound")
+        if bound is None:
+            bound = set(self.imports.names)
+            for names in self.bindings.values():
+                bound.update(names)
+            for node in iter_nodes(self.module, (cst.AsName, cst.CompFor, cst.NamedExpr, cst.Global, cst.Nonlocal)):
+                target = node.name if isinstance(node, cst.AsName) else node.target if isinstance(
+                    node, (cst.CompFor, cst.NamedExpr)) else None
+                if target is not None:
+                    bound.update(n.value for n in iter_nodes(target, (cst.Name,)))
+            self._bound = bound
+        return bound
 
     def callee(self, call: cst.Call) -> str | None:
         return self.qualname(call.func)
