@@ -154,7 +154,10 @@ def test_a_name_that_is_not_a_file_has_no_project(tmp_path: Path):
     assert project_pins(str(tmp_path / "snippet.py")) == {} and project_pins("<stdin>") == {}
 
 
-def test_an_edited_requirement_file_is_read_again(repo: Path):
+def test_an_edited_requirement_file_is_read_again(repo: Path, monkeypatch):
+    import trainlint.pins as pins
+
+    monkeypatch.setattr(pins, "STAMP_TTL", 0.0)  # looked at again at once (a server: after 2 s)
     req = repo / "requirements.txt"
     req.write_text("transformers==4.30\n")
     assert _project(repo / "t.py")["transformers"][0] == (4, 30)
@@ -216,7 +219,10 @@ def test_an_unpinned_install_means_the_latest_release(tmp_path: Path):
     assert _compat(latest) == {"TL802": Severity.ERROR, "TL804": Severity.ERROR, "TL805": Severity.ERROR}
 
 
-def test_the_projects_requirements_decide_for_its_scripts(repo: Path):
+def test_the_projects_requirements_decide_for_its_scripts(repo: Path, monkeypatch):
+    import trainlint.pins as pins
+
+    monkeypatch.setattr(pins, "STAMP_TTL", 0.0)  # the test edits requirements.txt between two lints
     script = repo / "examples" / "glue" / "train.py"
     script.write_text(TRAINER_CELLS[0])
     (repo / "requirements.txt").write_text("transformers>=4.30,<5\n")

@@ -31,9 +31,11 @@ parsed once per process (again when they change).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Iterable
 
@@ -65,6 +67,7 @@ _ALIASES = {
 KNOWN = ("transformers", "datasets", "keras", "tensorflow", "torch", "evaluate", "accelerate", "tf-keras")
 
 
+@functools.lru_cache(maxsize=1024)
 def normalize(name: str) -> str:
     n = re.sub(r"[-_.]+", "-", name).lower()
     return _ALIASES.get(n, n)
@@ -174,10 +177,15 @@ def upper_bound(spec: str) -> tuple[Version | None, bool]:
     return (best[0], best[1]) if best else (None, False)
 
 
+#: the names of the distributions rules ask about, as a requirement can spell them
+_NAMES = (r"(?:transformers|datasets|evaluate|accelerate|torch|pytorch|keras|tf[-_.]keras|tf[-_.]nightly"
+          r"|tensorflow(?:[-_.](?:cpu|gpu|macos|intel|aarch64))?)")
+_KNOWN_RE = re.compile(_NAMES)  # a quick look at the lowercased text: which lines can name one
 #: one requirement: a distribution name, optional extras, then an optional specifier set
 _REQ_RE = re.compile(
-    r"(?<![\w.\-=<>~^])(?P<name>[A-Za-z][\w.\-]*)\s*(?:\[[^\]]*\])?"
-    r"(?P<spec>(?:\s*(?:===|==|~=|!=|<=|>=|<|>|=|\^|~)\s*v?[0-9][\w.*+!-]*\s*,?)*)"
+    rf"(?<![\w.\-=<>~^])(?P<name>{_NAMES})(?![\w\-]|\.[A-Za-z0-9])\s*(?:\[[^\]]*\])?"
+    r"(?P<spec>(?:\s*(?:===|==|~=|!=|<=|>=|<|>|=|\^|~)\s*v?[0-9][\w.*+!-]*\s*,?)*)",
+    re.I,
 )
 
 
@@ -207,47 +215,57 @@ _INSTALL_RE = re.compile(
     r"(?P<args>.*)$"
 )
 #: the placeholder the notebook reader leaves for an IPython line, with the original text after it
-_MAGIC_PREFIX = re.compile(r"^\s*pass  # tl-magic-\d+ ?")
+_MAGIC_PREFIX = re.compile(r"(?m)^[ \t]*pass  # tl-magic-\d+ ?")
+#: a backslash continuation (a continued comment line goes on after its `#`)
+_CONTINUATION = re.compile(r"\\\n[ \t]*#?")
 _PEP723_RE = re.compile(r"(?m)^# /// script\s*$\n(?P<body>(?:^#(?:| .*)$\n)+?)^# ///\s*$")
 
 
-def _logical_lines(source: str) -> list[str]:
-    """The source's lines with notebook placeholders unwrapped and backslash continuations joined."""
+_KNOWN_RE_I = re.compile(_NAMES, re.I)
+
+
+def _find_known(text: str):
+    """The mentions of the distributions in ``text``; matching the lowercased text is ten times faster
+    than ``re.I``, when lowering keeps every offset (it may not, outside ASCII)."""
+    lowered = text.lower()
+    return _KNOWN_RE.finditer(lowered) if len(lowered) == len(text) else _KNOWN_RE_I.finditer(text)
+
+
+def _lines_naming_a_library(source: str) -> list[str]:
+    """The logical lines (notebook placeholders unwrapped, backslash continuations joined) that
+    mention one of the distributions the rules ask about, in order."""
+    text = _MAGIC_PREFIX.sub("", source) if "tl-magic-" in source else source
+    if "\\\n" in text:
+        text = _CONTINUATION.sub(" ", text)
     out: list[str] = []
-    pending = ""
-    for line in source.split("\n"):
-        line = _MAGIC_PREFIX.sub("", line)
-        if pending:
-            line = pending + " " + line.lstrip(" \t#")
-            pending = ""
-        if line.endswith("\\"):
-            pending = line[:-1]
+    last = -1
+    for m in _find_known(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        if start == last:
             continue
-        out.append(line)
-    if pending:
-        out.append(pending)
+        last = start
+        end = text.find("\n", m.end())
+        out.append(text[start:] if end < 0 else text[start:end])
     return out
 
 
 def script_pins(source: str) -> dict[str, Pin]:
     """Evidence from the script itself (levels 1 and 2), one pin per distribution."""
-    if not any(d in source for d in ("transformers", "datasets", "keras", "tensorflow", "torch", "evaluate",
-                                     "accelerate", "tf-keras", "tf_keras")):
+    if next(_find_known(source), None) is None:
         return {}
     installs: dict[str, Pin] = {}
     comments: dict[str, Pin] = {}
     pep723: dict[str, Pin] = {}
-    if "install" in source or "uv add" in source or "#" in source:
-        for line in _logical_lines(source):
-            m = _INSTALL_RE.search(line)
-            if m is not None and "uninstall" not in line[: m.start("args")]:
-                for name, spec, text in _requirements(m.group("args")):
-                    installs[name] = _pin(name, spec, text, INSTALL)  # the last one wins
-                continue
-            hash_at = line.find("#")
-            if hash_at >= 0:
-                for name, spec, text in _requirements(line[hash_at + 1:], with_spec_only=True):
-                    comments.setdefault(name, _pin(name, spec, text, SCRIPT))
+    for line in _lines_naming_a_library(source):
+        m = _INSTALL_RE.search(line) if "install" in line or "uv" in line else None
+        if m is not None and "uninstall" not in line[: m.start("args")]:
+            for name, spec, text in _requirements(m.group("args")):
+                installs[name] = _pin(name, spec, text, INSTALL)  # the last one wins
+            continue
+        hash_at = line.find("#")
+        if hash_at >= 0:
+            for name, spec, text in _requirements(line[hash_at + 1:], with_spec_only=True):
+                comments.setdefault(name, _pin(name, spec, text, SCRIPT))
     block = _PEP723_RE.search(source) if "# /// script" in source else None
     if block is not None:
         toml = "\n".join(line[2:] if line.startswith("# ") else line[1:] for line in block.group("body").splitlines())
@@ -271,7 +289,23 @@ _DIR_CACHE: dict[Path, tuple[tuple, dict[str, Pin]]] = {}
 _ROOT_CACHE: dict[Path, Path | None] = {}
 
 
+#: a directory's requirement files are looked at again after this many seconds (a long-running
+#: language server sees an edited requirements.txt; a run over many files stats each directory once)
+STAMP_TTL = 2.0
+_STAMPS: dict[Path, tuple[float, tuple]] = {}
+
+
 def _stamp(directory: Path) -> tuple:
+    now = time.monotonic()
+    hit = _STAMPS.get(directory)
+    if hit is not None and now - hit[0] < STAMP_TTL:
+        return hit[1]
+    out = _stat_files(directory)
+    _STAMPS[directory] = (now, out)
+    return out
+
+
+def _stat_files(directory: Path) -> tuple:
     out = []
     for name in PROJECT_FILES:
         try:
