@@ -324,3 +324,52 @@ include = ["*.py"]
     stats = acc.Stats()
     assert acc.recall_stats(rows, [{"source": "ours", "path": "loop.py", "code": "TL701", "line": 10, "cell": None}],
                             stats) == []
+
+
+@pytest.mark.parametrize("archive_name", ["tinypkg-1.0.tar.gz", "tinypkg-1.0-py3-none-any.whl"])
+def test_a_pypi_source_is_read_from_its_verified_archive(tmp_path, monkeypatch, archive_name):
+    """An sdist (top directory stripped) or a wheel, taken from the download cache when present and
+    refused when its sha256 is not the pinned one."""
+    import io
+    import tarfile
+    import zipfile
+
+    monkeypatch.setattr(acc, "MATERIALISED", tmp_path / "m")
+    cache = tmp_path / "m" / ".downloads"
+    cache.mkdir(parents=True)
+    files = {"examples/train.py": SCRIPT.encode(), "tinypkg/__init__.py": b"VERSION = 1\n"}
+    archive = cache / archive_name
+    if archive_name.endswith(".whl"):
+        with zipfile.ZipFile(archive, "w") as zf:
+            for name, data in files.items():
+                zf.writestr(name, data)
+    else:
+        with tarfile.open(archive, "w:gz") as tf:
+            for name, data in files.items():
+                info = tarfile.TarInfo(f"tinypkg-1.0/{name}")
+                info.size = len(data)
+                tf.addfile(info, io.BytesIO(data))
+    digest = acc.sha256(archive.read_bytes())
+    set_dir = tmp_path / "set"
+    set_dir.mkdir()
+    toml = f"""
+[[source]]
+id = "tinypkg"
+kind = "pypi"
+package = "tinypkg"
+version = "1.0"
+filename = "{archive_name}"
+sha256 = "{digest}"
+license = "MIT"
+stack = "torch-2"
+include = ["examples/**"]
+"""
+    (set_dir / "sources.toml").write_text(toml)
+    assert acc.validate_sources(acc.load_sources(set_dir)) == []
+    entries = acc.build_lock(set_dir, {}, log=lambda *a: None)
+    assert [(e.role, e.path) for e in entries] == [("lint", "examples/train.py")]
+    assert acc.materialise(set_dir, {}, out=tmp_path / "out", log=lambda *a: None) == 1
+    assert (tmp_path / "out" / "tinypkg" / "examples" / "train.py").read_text() == SCRIPT
+    (set_dir / "sources.toml").write_text(toml.replace(digest, "f" * 64))
+    with pytest.raises(ValueError, match="sha256"):
+        acc.materialise(set_dir, {}, out=tmp_path / "out2", log=lambda *a: None)
