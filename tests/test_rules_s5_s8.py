@@ -1135,3 +1135,42 @@ def test_tl501_sees_a_backbone_loaded_in_a_model_class_and_a_sequential():
     model.compile(optimizer="rmsprop")
     """
     assert codes(sequential, "TL501") == ["TL501"]
+
+
+def test_tl702_quiet_for_models_without_dropout_or_batch_norm():
+    # in the shape of the "PyTorch classification" notebook of mrdbourke/pytorch-deep-learning: a model of
+    # nn.Linear layers, evaluated every epoch with eval() and never switched back — nothing changes
+    tpl = """
+    import torch
+    from torch import nn
+    {model}
+    optimizer = torch.optim.SGD(model_1.parameters(), lr=0.1)
+    for epoch in range(1000):
+        y_logits = model_1(X_train).squeeze()
+        loss = loss_fn(y_logits, y_train)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        model_1.eval()
+        with torch.inference_mode():
+            test_logits = model_1(X_test).squeeze()
+    """
+    linear = """
+    class CircleModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer_1 = nn.Linear(in_features=2, out_features=10)
+            self.layer_2 = nn.Linear(in_features=10, out_features=1)
+            self.relu = nn.ReLU()
+        def forward(self, x):
+            return self.layer_2(self.relu(self.layer_1(x)))
+    model_1 = CircleModel().to(device)
+    """
+    sequential = "model_1 = nn.Sequential(nn.Linear(2, 10), nn.ReLU(), nn.Linear(10, 1)).to(device)"
+    for model in (textwrap.indent(textwrap.dedent(linear), "    "), sequential):
+        assert codes(tpl.format(model=model), "TL702") == [], model
+    # a dropout layer, or a layer trainlint does not know: the mode matters (or may)
+    dropout = sequential.replace("nn.ReLU()", "nn.Dropout(0.2)")
+    unknown = sequential.replace("nn.ReLU()", "Block()")
+    for model in (dropout, unknown):
+        assert codes(tpl.format(model=model), "TL702") == ["TL702"], model

@@ -114,6 +114,19 @@ _RETURN_SELF = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloa
                           "requires_grad_", "to_empty", "apply", "share_memory"})
 
 
+#: `torch.nn` layers that compute the same in train and eval mode (no dropout, no batch statistics)
+_MODE_FREE_LAYERS = frozenset({
+    "Module", "Sequential", "ModuleList", "ModuleDict", "Parameter", "ParameterList", "ParameterDict", "Linear",
+    "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
+    "Hardtanh", "Hardswish", "Hardsigmoid", "Softmax", "LogSoftmax", "Softplus", "Softsign", "Flatten", "Unflatten",
+    "Identity", "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "MaxPool1d",
+    "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample", "PixelShuffle", "ZeroPad2d",
+    "ConstantPad1d", "ConstantPad2d", "ReflectionPad2d", "ReplicationPad2d",
+})
+
+
 def _module_itself(recv: cst.BaseExpression) -> cst.BaseExpression:
     """The module under a chain of calls that return it (`model.to(device)` → `model`)."""
     while isinstance(recv, cst.Call) and isinstance(recv.func, cst.Attribute) and recv.func.attr.value in _RETURN_SELF:
@@ -350,24 +363,67 @@ class WrongTrainEvalMode(Rule):
         self._evaluation_function_without_eval(lf, steps)
 
     def _without_dropout(self, name: str) -> bool:
-        """`name` holds a diffusers model (`UNet2DConditionModel.from_pretrained(...)`: no dropout, group
-        norm only) and nothing in the file configures a dropout (`lora_dropout=0.1`, `boft_dropout=...`):
-        train and eval mode compute the same thing."""
+        """`name` holds a model whose train and eval modes compute the same thing, in every binding: a
+        diffusers model (`UNet2DConditionModel.from_pretrained(...)`: no dropout, group norm only) in a file
+        that configures no dropout (`lora_dropout=0.1`, `boft_dropout=...`), or a model built only of layers
+        without a mode (`nn.Sequential(nn.Linear(...), nn.ReLU())`, a class of the file whose body makes only
+        such layers): no dropout, no batch norm."""
+        memo = self.__dict__.setdefault("_mode_free_memo", {})
+        if name in memo:
+            return memo[name]
         facts = self.ctx.facts
-        diffusers = False
-        for names in facts.bindings.values():
-            for b in names.get(name, ()):
-                v = b.value
-                if isinstance(v, cst.Call):
-                    f = v.func.value if isinstance(v.func, cst.Attribute) and v.func.attr.value in (
-                        "from_pretrained", "from_config") else v.func
-                    diffusers = diffusers or (facts.qualname(f) or "").startswith("diffusers.")
-        if not diffusers:
+        bindings = [b for names in facts.bindings.values() for b in names.get(name, ())]
+        values = [_module_itself(b.value) for b in bindings if isinstance(b.value, cst.BaseExpression)]
+        # `unet = get_peft_model(unet, config)`, `model = accelerator.prepare(model)`: the same model, wrapped
+        made = [v for v in values if not (isinstance(v, cst.Call) and any(
+            isinstance(a.value, cst.Name) and a.value.value == name for a in v.args))]
+        result = (bool(made) and len(values) == len(bindings) and all(self._mode_free(v) for v in made)
+                  and not self._dropout_configured())
+        memo[name] = result
+        return result
+
+    def _dropout_configured(self) -> bool:
+        """Some call of the file sets a dropout (`LoraConfig(lora_dropout=0.1)`, `boft_dropout=args.p`)."""
+        return any(a.keyword is not None and "dropout" in a.keyword.value.lower() and literal(a.value) not in (0, 0.0)
+                   for c in self.ctx.facts.index.get("Call", ()) for a in c.args)
+
+    def _mode_free(self, call) -> bool:
+        if not isinstance(call, cst.Call):
             return False
-        for call in facts.index.get("Call", ()):
-            for a in call.args:
-                if a.keyword is not None and "dropout" in a.keyword.value.lower() and literal(a.value) not in (0, 0.0):
-                    return False
+        facts = self.ctx.facts
+        f = call.func.value if isinstance(call.func, cst.Attribute) and call.func.attr.value in (
+            "from_pretrained", "from_config") else call.func
+        qn = facts.qualname(f) or ""
+        if qn.startswith("diffusers."):
+            return True
+        if qn == "torch.nn.Sequential":
+            return self._layers_mode_free(call)
+        cls = facts.value_of(f, call) if call in facts.where else facts.value_of(f)
+        node = getattr(cls, "node", None)
+        if isinstance(node, cst.ClassDef) and node.bases and all(
+                facts.qualname(arg.value) == "torch.nn.Module" for arg in node.bases):
+            return self._layers_mode_free(node.body)  # (a subclass of a class of the file: its base's layers too)
+        return False
+
+    def _layers_mode_free(self, body) -> bool:
+        """Every call in ``body`` makes a layer without a mode, or is a function / method call (no unknown
+        module classes, no `nn.Dropout`, `nn.BatchNorm2d`, `nn.LSTM(dropout=...)`)."""
+        facts = self.ctx.facts
+        for c in iter_nodes(body, (cst.Call,)):
+            qn = facts.qualname(c.func) or ""
+            if qn.startswith("torch.nn."):
+                last = qn.rsplit(".", 1)[-1]
+                if qn.startswith("torch.nn.functional.") or qn.startswith("torch.nn.init.") or last in _MODE_FREE_LAYERS:
+                    continue
+                return False
+            if qn.startswith("torch.") and qn.rsplit(".", 1)[-1][:1].islower():
+                continue  # torch.cat, torch.relu, torch.randn
+            func = c.func
+            if isinstance(func, cst.Name) and func.value in ("super", "len", "range", "int", "float", "print", "isinstance"):
+                continue
+            if isinstance(func, cst.Attribute) and not qn:
+                continue  # `x.view(...)`, `self.layer_1(x)`, `super().__init__()`
+            return False
         return True
 
     def _trained_models(self, lf, models: set, training_loops, called) -> set:
