@@ -774,8 +774,9 @@ class LossAccumulatedAsTensor(Rule):
         item = f"{shown}.item()" if isinstance(node.value, (cst.Name, cst.Attribute)) else f"({shown}).item()"
         self.report(
             node,
-            f"`{self.ctx.code(node).strip()}` adds the loss tensor, not its value: `{target}` keeps every step's "
-            "autograd graph alive, so memory grows each step until it runs out (CUDA out of memory)",
+            f"`{self.ctx.code(node).strip()}` adds the loss tensor, not its value: `{target}` stays linked to every "
+            "step's autograd graph, so memory grows each step until it is reset (a few KB a step after `backward()`, "
+            "the whole graph with `retain_graph=True`) and it stays a tensor on the device",
             hint=f"accumulate the number: `{self.ctx.code(node.target)} += {item}` (or `.detach()`)",
             fix=self.ctx.fix(Applicability.UNSAFE, f"Accumulate `{item}`", self.ctx.replace(node.value, item)),
         )
