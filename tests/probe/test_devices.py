@@ -152,6 +152,10 @@ def test_device_map_on_a_gpu_is_the_cpu(tiny_env, tmp_path):
             "                                                           device_map={'': 0})\n"
             "model.train()\n"
             "print(torch.cuda.get_device_properties(0).total_memory, torch.cuda.memory_allocated())\n"
+            "import tempfile\n"
+            "path = os.path.join(tempfile.gettempdir(), 'head.pt')\n"
+            "torch.save(model.classifier.state_dict(), path)\n"
+            "model.classifier.load_state_dict(torch.load(path, map_location='cuda:0'))\n"
             "opt = torch.optim.AdamW(model.parameters(), lr=5e-5)\n"
             "ids = torch.randint(5, 40, (4, 12)).cuda()\n"
             "labels = torch.tensor([0, 1, 2, 0], device='cuda')\n"
@@ -161,7 +165,9 @@ def test_device_map_on_a_gpu_is_the_cpu(tiny_env, tmp_path):
             "    opt.step()\n")
     report = probe(tmp_path, "device_map.py", text=text)
     assert_all_clear(report)
-    assert "from_pretrained(device_map={'': 0}) → 'cpu'" in note(report, "^CUDA emulated on CPU")
+    mapped = note(report, "^CUDA emulated on CPU")
+    assert "from_pretrained(device_map={'': 0}) → 'cpu'" in mapped
+    assert "torch.load(map_location='cuda:0') → CPU" in mapped
 
 
 # ---------------------------------------------------------------- a one-rank world: torchrun, launch, mp.spawn
@@ -396,6 +402,64 @@ def test_keras_mirrored_strategy_frozen_model_is_tl305(tmp_path):
     report = probe(tmp_path, MIRRORED, ("    model.compile(", "    model.trainable = False\n    model.compile("),
                    python=keras_python())
     confirmed(report, "TL305")
+
+
+MULTI_WORKER = """\
+import json
+import os
+
+import numpy as np
+import tensorflow as tf
+
+os.environ["TF_CONFIG"] = json.dumps({"cluster": {"worker": ["localhost:12345", "localhost:23456"]},
+                                      "task": {"type": "worker", "index": 0}})
+strategy = tf.distribute.MultiWorkerMirroredStrategy()
+rng = np.random.default_rng(0)
+x = rng.random((256, 8), dtype=np.float32)
+y = rng.integers(0, 3, size=(256,))
+dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(32)
+with strategy.scope():
+    model = tf.keras.Sequential([tf.keras.Input((8,)), tf.keras.layers.Dense(16, activation="relu"),
+                                 tf.keras.layers.Dense(3)])
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.05),
+                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+model.fit(dataset, epochs=3)
+"""
+
+ONE_DEVICE = """\
+import numpy as np
+import tensorflow as tf
+
+strategy = tf.distribute.OneDeviceStrategy("/gpu:0")
+rng = np.random.default_rng(0)
+with tf.device("/GPU:1"):
+    x = tf.constant(rng.random((256, 8), dtype=np.float32))
+y = rng.integers(0, 3, size=(256,))
+with strategy.scope():
+    model = tf.keras.Sequential([tf.keras.Input((8,)), tf.keras.layers.Dense(16, activation="relu"),
+                                 tf.keras.layers.Dense(3)])
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.05),
+                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+model.fit(x, y, batch_size=32, epochs=3)
+"""
+
+
+@pytest.mark.keras
+@pytest.mark.probe
+def test_keras_multi_worker_strategy_runs_as_the_only_worker(tmp_path):
+    # A TF_CONFIG naming a second worker would make the strategy wait for it until the timeout.
+    report = probe(tmp_path, "multi_worker.py", text=MULTI_WORKER, python=keras_python())
+    assert_all_clear(report)
+    assert "MultiWorkerMirroredStrategy: TF_CONFIG ignored, the only worker" in note(report, "^GPU devices emulated")
+
+
+@pytest.mark.keras
+@pytest.mark.probe
+def test_keras_one_device_strategy_and_gpu_scopes_on_the_cpu(tmp_path):
+    report = probe(tmp_path, "one_device.py", text=ONE_DEVICE, python=keras_python())
+    assert_all_clear(report)
+    mapped = note(report, "^GPU devices emulated")
+    assert "OneDeviceStrategy('/gpu:0') → '/cpu:0'" in mapped and "tf.device('/GPU:1') → '/cpu:0'" in mapped
 
 
 @pytest.mark.keras

@@ -188,6 +188,7 @@ def _on_torch(h: types.ModuleType, torch: types.ModuleType) -> None:
     if torch.cuda.is_available():
         return  # a real GPU: nothing to emulate
     _install_device_mode(h, torch)
+    _patch_load(torch)
     _patch_cuda_queries(h, torch)
     _patch_amp(h, torch)
     _patch_distributed(h, torch)
@@ -239,6 +240,23 @@ def _install_device_mode(h: types.ModuleType, torch: Any) -> None:
     mode = CudaOnCpu()
     mode.__enter__()  # for the whole run, on the main thread (modes are thread-local)
     h.state["cuda_on_cpu_mode"] = mode
+
+
+def _patch_load(torch: Any) -> None:
+    """``torch.load(..., map_location="cuda:0")`` (or a checkpoint saved on a GPU): onto the CPU."""
+    original = torch.load
+
+    @functools.wraps(original)
+    def load(*args: Any, **kwargs: Any) -> Any:
+        where = kwargs.get("map_location", args[1] if len(args) > 1 else None)
+        if where is None or isinstance(where, (str, int)) or isinstance(where, torch.device) or isinstance(where, dict):
+            if isinstance(where, dict) or (where is not None and _device_type(where, torch) == "cuda"):
+                _st.add(f"torch.load(map_location={where!r}) → CPU")
+            args = args[:1] + args[2:] if len(args) > 1 else args
+            kwargs["map_location"] = "cpu"
+        return original(*args, **kwargs)
+
+    torch.load = load
 
 
 class _Props:
