@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from trainlint.findings import ProbeStatus
+from trainlint.findings import Finding, Position, ProbeStatus, Severity
 from trainlint.probe import ProbeOptions, run_probe
 from trainlint.probe.hooks_devices import launcher_name
 
@@ -129,6 +129,24 @@ def test_single_gpu_amp_frozen_model_is_tl305(tmp_path):
                                       "        p.requires_grad = False\n"))
     confirmed(report, "TL305")
     assert not [x for x in report.findings if x.code == "TL707"], explain(report)
+
+
+@pytest.mark.probe
+def test_gpu_memory_growth_is_not_confirmed_on_cpu(tmp_path):
+    # `total += loss` keeps every step's graph alive (TL703): on the GPU memory grows until OOM; the
+    # probe cannot measure GPU memory on the CPU and must say so instead of passing the finding.
+    script_text = (DATA / SINGLE).read_text(encoding="utf-8").replace(
+        "        scaler.update()\n", "        scaler.update()\n        total = total + loss if step else loss\n")
+    script = tmp_path / SINGLE
+    script.write_text(script_text, encoding="utf-8")
+    row = script_text.splitlines().index("        total = total + loss if step else loss") + 1
+    static = Finding(code="TL703", name="loss-accumulated-as-tensor", message="static TL703", severity=Severity.WARNING,
+                     filename=str(script), start=Position(row, 9), end=Position(row, 50))
+    report = run_probe(script, [static], ProbeOptions(timeout=TIMEOUT, verbose=True))
+    assert report.outcome == "reached-training", explain(report)
+    assert any("GPU memory" in i and "could not be confirmed on CPU" in i for i in report.incomplete), explain(report)
+    [f] = [x for x in report.findings if x.code == "TL703"]
+    assert f.probe is not None and f.probe.status is not ProbeStatus.CONFIRMED, explain(report)
 
 
 @pytest.mark.probe
