@@ -197,6 +197,8 @@ class TrainlintServer(LanguageServer):
         self.exit_code: int | None = None
         self._done: asyncio.Future | None = None
         self._trim: asyncio.TimerHandle | None = None
+        self.received = 0  # messages read, and how many had been when memory was last released
+        self.trimmed_at = 0
 
     # -- errors ------------------------------------------------------------------------------
     def report_server_error(self, error: Exception, source: Any) -> None:
@@ -272,6 +274,7 @@ class TrainlintServer(LanguageServer):
 
     def receive(self, body: bytes) -> None:
         """Handle one message's body: every request gets a response."""
+        self.received += 1
         try:
             self._receive(body)
         except Exception as exc:  # noqa: BLE001 - a bug here must not stop the loop
@@ -438,6 +441,9 @@ class TrainlintServer(LanguageServer):
             if now is None or now[1] != snap[1] or linted is None or linted.version != snap[1]:
                 return  # closed, or edited meanwhile: a newer run is scheduled
             self.publish(uri, linted)
+            if self.received - self.trimmed_at > 5000:  # after a burst of messages: give the peak back
+                self.trimmed_at = self.received
+                release_memory()
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -531,7 +537,11 @@ class TrainlintServer(LanguageServer):
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         if self._trim is not None:
             self._trim.cancel()
-        self._trim = asyncio.get_running_loop().call_later(0.5, release_memory)
+        self._trim = asyncio.get_running_loop().call_later(0.5, self._release)
+
+    def _release(self) -> None:
+        self.trimmed_at = self.received
+        release_memory()
 
     # -- conversions -------------------------------------------------------------------------
     def position(self, lines: list[str], p: Position) -> lsp.Position:
