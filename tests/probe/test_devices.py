@@ -482,6 +482,30 @@ def test_keras_one_device_strategy_and_gpu_scopes_on_the_cpu(tmp_path):
 
 @pytest.mark.keras
 @pytest.mark.probe
+def test_keras_tpu_with_fallback_runs_on_the_default_strategy(tmp_path):
+    # The usual notebook form: try a TPU, else the default strategy.
+    text = ("import tensorflow as tf\n"
+            "try:\n"
+            "    tpu = tf.distribute.cluster_resolver.TPUClusterResolver()\n"
+            "    tf.config.experimental_connect_to_cluster(tpu)\n"
+            "    tf.tpu.experimental.initialize_tpu_system(tpu)\n"
+            "    strategy = tf.distribute.TPUStrategy(tpu)\n"
+            "except ValueError:\n"
+            "    strategy = tf.distribute.get_strategy()\n"
+            "with strategy.scope():\n"
+            "    model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(3)])\n"
+            "    model.compile(optimizer=tf.keras.optimizers.Adam(0.01),\n"
+            "                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))\n"
+            "x = tf.random.stateless_normal((64, 4), seed=(1, 2))\n"
+            "y = tf.cast(tf.argmax(x[:, :3], axis=1), tf.int64)\n"
+            "model.fit(x, y, batch_size=16, epochs=2)\n")
+    report = probe(tmp_path, "tpu_fallback.py", text=text, python=keras_python())
+    assert_all_clear(report)
+    assert "TPUClusterResolver() → no TPU" in note(report, "^GPU devices emulated")
+
+
+@pytest.mark.keras
+@pytest.mark.probe
 def test_keras_tpu_strategy_is_unsupported(tmp_path):
     text = ("import tensorflow as tf\n"
             "resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu='')\n"

@@ -10,8 +10,10 @@ Post-import hooks only: nothing is imported before the script imports tensorflow
 - ``MultiWorkerMirroredStrategy`` runs as the only worker (a ``TF_CONFIG`` naming other workers
   would wait for them);
 - ``OneDeviceStrategy("/gpu:0")`` and ``tf.device("/gpu:N")`` scopes use ``/cpu:0``;
-- TPU strategies (``TPUClusterResolver``, ``TPUStrategy``, ``initialize_tpu_system``) cannot run on
-  a CPU: the run stops with the status ``unsupported`` (never a finding, never "all clear").
+- TPUs: ``TPUClusterResolver()`` raises ValueError at once, as on a machine without a TPU, so a
+  script that falls back to the default strategy goes on; when the script does not catch it, or
+  reaches ``TPUStrategy`` / ``initialize_tpu_system``, the run stops with the status ``unsupported``
+  (never a finding, never "all clear").
 """
 
 from __future__ import annotations
@@ -24,8 +26,14 @@ from typing import Any
 _mapped: list[str] = []
 
 
+class NoTPU(ValueError):
+    """What ``TPUClusterResolver()`` raises in the probe (a ValueError, as without a TPU)."""
+
+
 def install(h: types.ModuleType) -> None:
     h.when_imported("tensorflow", lambda m: _on_tensorflow(h, m))
+    h.exception_mappers.insert(0, lambda exc, line: _unsupported(h, "TPUClusterResolver") if isinstance(exc, NoTPU)
+                               else None)
     original_end = h.end
 
     @functools.wraps(original_end)
@@ -123,14 +131,17 @@ def _on_tensorflow(h: types.ModuleType, tf: types.ModuleType) -> None:
     except ImportError:
         return
 
-    def refuse(what: str) -> Any:
-        def init(self: Any, *args: Any, **kwargs: Any) -> None:
-            _unsupported(h, what)
+    def no_tpu(self: Any, *args: Any, **kwargs: Any) -> None:
+        # As on a machine without a TPU, at once (the real resolver may wait on a metadata server):
+        # a script that falls back to the default strategy goes on; one that does not ends unsupported.
+        _mapped.append("TPUClusterResolver() → no TPU (ValueError)")
+        raise NoTPU("Please provide a TPU Name to connect to: no TPU here (the trainlint probe runs on CPU)")
 
-        return init
+    def refuse(self: Any, *args: Any, **kwargs: Any) -> None:
+        _unsupported(h, "TPUStrategy")
 
-    tpu_cluster_resolver.TPUClusterResolver.__init__ = refuse("TPUClusterResolver")
-    tpu_strategy.TPUExtended.__init__ = refuse("TPUStrategy")
+    tpu_cluster_resolver.TPUClusterResolver.__init__ = no_tpu
+    tpu_strategy.TPUExtended.__init__ = refuse
     tpu_api = getattr(getattr(tf, "tpu", None), "experimental", None)
     if tpu_api is not None and hasattr(tpu_api, "initialize_tpu_system"):
         tpu_api.initialize_tpu_system = lambda *a, **k: _unsupported(h, "tf.tpu.experimental.initialize_tpu_system")
