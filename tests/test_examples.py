@@ -21,7 +21,7 @@ EXPECTED = {
     },
     "offline_trainer_buggy.py": {
         "TL201",  # no tokenizer, so no padding collator
-        "TL301",  # no num_labels: info, the data's class count is only known at run time
+        "TL301",  # no num_labels, and the labels it builds (`i % 3`) span 3 classes
     },
     "mnli_keras_buggy.py": {
         "TL301",  # the head has 2 outputs (and the "dataset" is a metric: the class count is unknown)

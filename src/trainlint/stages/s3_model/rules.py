@@ -91,16 +91,18 @@ class MissingNumLabels(Rule):
         cls = value.cls
         if given_arg is None:
             if expected is None:
-                if finetuned or _binary_evidence(self.ctx):
-                    return  # the checkpoint's own head; `average="binary"`, all-zero labels: 2 outputs fit
+                # unknown data: no static finding (`--probe` reads the label column, TL106), unless the
+                # labels the file builds say more than 2 (`torch.randint(0, 5, ...)`)
+                count = _label_count_evidence(self.ctx)
+                if finetuned or count is None or count <= 2:
+                    return
                 self.report(
                     func,
-                    f"`{cls}.from_pretrained` without `num_labels`: the new head has 2 outputs, and trainlint "
-                    "cannot tell how many classes the data has; with more, training fails with "
-                    '"IndexError: Target 2 is out of bounds" (a device-side assert on GPU, a NaN loss in Keras) — '
-                    "`--probe` checks the label column",
-                    hint="pass `num_labels=<number of classes>` (and `id2label`/`label2id` for readable outputs)",
-                    severity=Severity.INFO,
+                    f"`{cls}.from_pretrained` without `num_labels`: the new head has 2 outputs, but the labels this "
+                    f"file builds go up to {count - 1}: training fails with "
+                    f'"IndexError: Target {count - 1} is out of bounds" (a device-side assert on GPU, a NaN loss in Keras)',
+                    hint=f"pass `num_labels={count}`",
+                    severity=Severity.WARNING,
                 )
                 return
             if expected == 2:
@@ -272,37 +274,50 @@ def _class_count_evidence(ctx) -> knowledge.DatasetInfo | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _binary_evidence(ctx) -> bool:
-    """The file says its labels are 0/1: a metric with `average="binary"`, or labels built as all-zero
-    / 0-1 tensors (`labels=torch.zeros(...)`, `torch.randint(0, 2, ...)`) — the default 2 outputs fit."""
+def _label_count_evidence(ctx) -> int | None:
+    """How many classes the file's own labels span, when the data is unknown: 2 for a metric with
+    `average="binary"` or labels built as all-zero / 0-1 tensors (`labels=torch.zeros(...)`,
+    `np.random.randint(0, 2, n)`), N for `randint(0, N, ...)` or `i % N` labels; None when nothing says."""
     facts = ctx.facts
     given: list = []  # (expression given as the labels, where)
     for call in facts.index.get("Call", ()):
         avg = keyword(call, "average")
         if avg is not None and facts.constant(avg.value, call) == "binary":
-            return True
+            return 2
         lab = keyword(call, "labels")
         if lab is not None:
             given.append((lab.value, call))
+        f = call.func  # `labels.append(i % 3)`
+        if isinstance(f, cst.Attribute) and f.attr.value == "append" and "label" in (dotted(f.value) or "").lower() \
+                and call.args:
+            given.append((call.args[0].value, call))
     for assign in facts.index.get("Assign", ()):  # `{"labels": np.random.randint(0, 1, n)}`
         for el in iter_nodes(assign.value, (cst.DictElement,)):
             if literal(el.key) in ("labels", "label"):
                 given.append((el.value, assign))
+    counts = []
     for value, call in given:
+        if isinstance(value, cst.ListComp):
+            value = value.elt  # `[i % 3 for i in range(n)]`
+        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Modulo):
+            k = facts.constant(value.right, call)
+            if isinstance(k, int) and not isinstance(k, bool) and k > 0:
+                counts.append(max(k, 2))
+            continue
         if isinstance(value, cst.Name):
             b = facts.lookup(value.value, call)
             value = b.value if b is not None else None
         if isinstance(value, cst.Call):
             fn = (dotted(value.func) or "").rsplit(".", 1)[-1]
             if fn in ("zeros", "zeros_like"):
-                return True
-            if fn == "randint":  # randint(high, size) / randint(low, high, size)
+                counts.append(2)
+            elif fn == "randint":  # randint(high, size) / randint(low, high, size)
                 b = [facts.constant(a.value, call) for a in value.args[:2] if a.keyword is None]
                 high = b[1] if len(b) > 1 and isinstance(b[1], int) else (
                     b[0] if b and (len(b) == 1 or isinstance(b[1], (tuple, list))) else None)
-                if isinstance(high, int) and not isinstance(high, bool) and high <= 2:
-                    return True
-    return False
+                if isinstance(high, int) and not isinstance(high, bool) and high > 0:
+                    counts.append(max(high, 2))
+    return max(counts) if counts else None
 
 
 def _task_matches(info: knowledge.DatasetInfo, head: str) -> bool:
