@@ -111,25 +111,49 @@ def keras_backbone(facts, call: cst.Call) -> ModelValue | None:
     return None
 
 
-def _backbone_in(facts, expr: cst.CSTNode, at: cst.CSTNode, seen: set, depth: int) -> ModelValue | None:
-    """A pretrained transformers model called (or listed) in ``expr`` or in what its names were built from."""
-    if depth > 12:
+def _backbone_in(facts, expr, at: cst.CSTNode, seen: set, depth: int) -> ModelValue | None:
+    """A pretrained transformers model that the data flowing into ``expr`` goes through: layers applied to
+    names (`Dense(3)(x)`), models called on them (`bert(input_ids)[0]`), the layers of a `Sequential`, the
+    `inputs`/`outputs` of a functional `Model` — not the arguments that configure a layer."""
+    if depth > 40 or expr is None:
         return None
-    for node in iter_nodes(expr, (cst.Call, cst.Name)):
-        if isinstance(node, cst.Call):
-            root = node.func
-            while isinstance(root, (cst.Attribute, cst.Subscript)):
-                root = root.value  # `bert.bert(...)`, `bert.layers[0](...)`
-            m = model_of(facts, root, at)
-        else:
-            m = model_of(facts, node, at)
+    if isinstance(expr, cst.Name):
+        m = model_of(facts, expr, at)
         if isinstance(m, ModelValue) and m.transformers and m.pretrained:
             return m
-        if isinstance(node, cst.Name):
-            b = facts.lookup(node.value, at)
-            if b is not None and id(b) not in seen and isinstance(b.value, cst.BaseExpression):
-                seen.add(id(b))  # by binding: `x = bert(ids)[0]; x = Dropout(0.1)(x)` follows both
-                found = _backbone_in(facts, b.value, b.value if b.value in facts.where else at, seen, depth + 1)
-                if found is not None:
-                    return found
+        b = facts.lookup(expr.value, at)
+        if b is None or id(b) in seen or not isinstance(b.value, cst.BaseExpression):
+            return None
+        seen.add(id(b))  # by binding: `x = bert(ids)[0]; x = Dropout(0.1)(x)` follows both
+        return _backbone_in(facts, b.value, b.value if b.value in facts.where else at, seen, depth + 1)
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Call):  # `Dense(3)(x)`: the data is in the arguments
+            inputs = [a.value for a in expr.args]
+        else:
+            root = func
+            while isinstance(root, (cst.Attribute, cst.Subscript)):
+                root = root.value  # `bert.bert(...)`, `self.layers[0](...)`
+            m = model_of(facts, root, at)
+            if isinstance(m, ModelValue) and m.transformers and m.pretrained:
+                return m
+            qn = facts.qualname(func) or ""
+            if qn in _KERAS_COMPOSITES:
+                inputs = [a.value for a in expr.args]
+            elif qn.startswith("keras.") or qn.startswith("tensorflow."):
+                return None  # a layer's or an op's configuration, `Input(shape=...)`: no data flows in
+            else:
+                inputs = [a.value for a in expr.args]
+        for v in inputs:
+            found = _backbone_in(facts, v, at, seen, depth + 1)
+            if found is not None:
+                return found
+        return None
+    if isinstance(expr, (cst.Subscript, cst.Attribute)):
+        return _backbone_in(facts, expr.value, at, seen, depth + 1)
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        for e in expr.elements:
+            found = _backbone_in(facts, e.value, at, seen, depth + 1)
+            if found is not None:
+                return found
     return None
