@@ -551,7 +551,7 @@ def test_server_never_imports_probes_frameworks_or_user_code(tmp_path: Path):
     code = f"""
 import sys
 sys.path.insert(0, {str(tmp_path)!r})
-from trainlint.server import create_server
+from trainlint.server_lsp import create_server
 server = create_server()
 text = open({str(ROOT / 'examples' / 'mnli_trainer_buggy.py')!r}).read() + "\\nimport user_module\\n"
 findings = server._lint_text(text, "train.py", None)

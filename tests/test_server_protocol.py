@@ -197,7 +197,7 @@ def test_initialize_is_answered_before_the_lsp_library_loads():
     """The initialize response is written before pygls, lsprotocol or LibCST are imported."""
     code = """
 import io, json, os, sys
-import trainlint.server as s
+import trainlint.server_main as s
 body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}).encode()
 seen = []
 class Out(io.BytesIO):

@@ -398,7 +398,7 @@ def server_cmd() -> None:
 
     Needs the `server` extra: pip install 'trainlint[server]'. Static only: never runs a probe."""
     try:
-        from trainlint.server import start
+        from trainlint.server_main import start
     except ImportError as exc:
         if (exc.name or "").split(".")[0] in ("pygls", "lsprotocol", "cattrs", "attrs"):
             click.echo(f"trainlint server needs pygls and lsprotocol ({exc.name} is missing): "

@@ -36,7 +36,8 @@ huge file, a bug in a rule, a crash of the worker) gets one TL00x diagnostic; th
 Initialization options (all optional): ``{"debounce": 150}`` (milliseconds), ``{"maxChars": N}``.
 
 This module imports only the standard library at import time: it is what the worker process and the
-``initialize`` fast path load. The LSP side (pygls, lsprotocol) is :mod:`trainlint.server_lsp`.
+``initialize`` fast path load. The LSP side (pygls, lsprotocol) is :mod:`trainlint.server_lsp`;
+:func:`trainlint.server_main.start` serves.
 """
 
 from __future__ import annotations
@@ -483,64 +484,3 @@ def write_message(stream: BinaryIO, payload: dict) -> None:
     body = json.dumps(payload, separators=(",", ":")).encode("utf-8")
     stream.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
     stream.flush()
-
-
-def _import_lsp(box: dict) -> None:
-    try:
-        import trainlint.server_lsp  # noqa: F401
-
-        box["ok"] = True
-    except BaseException as exc:  # noqa: BLE001 - re-raised on the main thread
-        box["error"] = exc
-
-
-def start(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-    """Serve LSP on stdin/stdout until the client says exit. Logs go to stderr.
-
-    ``initialize`` is answered from :func:`static_initialize_result` while the LSP library loads on
-    another thread; the request is then replayed into the server (its result is not sent again)."""
-    logging.basicConfig(level=os.environ.get("TRAINLINT_LOG", "WARNING").upper(),
-                        format="trainlint-server %(levelname)s %(name)s: %(message)s")
-    stdin = stdin or sys.stdin.buffer
-    stdout = stdout or sys.stdout.buffer
-    box: dict = {}
-    loader = threading.Thread(target=_import_lsp, args=(box,), name="trainlint-import", daemon=True)
-    first = read_message(stdin)  # the import starts after the answer: it would hold the GIL meanwhile
-    answered = None
-    if first is not None:
-        try:
-            data = json.loads(first)
-        except ValueError:
-            data = None
-        if (isinstance(data, dict) and data.get("method") == "initialize" and data.get("jsonrpc") == "2.0"
-                and isinstance(data.get("id"), (int, str)) and not isinstance(data.get("id"), bool)
-                and isinstance(data.get("params"), dict) and isinstance(data["params"].get("capabilities"), dict)):
-            result = static_initialize_result(data["params"])
-            write_message(stdout, {"jsonrpc": "2.0", "id": data["id"], "result": result})
-            answered = result
-    loader.start()
-    loader.join()
-    if "error" in box:
-        exc = box["error"]
-        if isinstance(exc, ImportError) and (exc.name or "").split(".")[0] in ("pygls", "lsprotocol", "cattrs", "attrs"):
-            sys.stderr.write(f"trainlint server needs pygls and lsprotocol ({exc.name} is missing): "
-                             "pip install 'trainlint[server]'\n")
-            sys.exit(2)
-        raise exc
-    from trainlint.server_lsp import create_server
-
-    server = create_server()
-    code = server.serve(stdin, stdout, first=first, answered=answered)
-    sys.stdout.flush()
-    os._exit(code)  # no interpreter teardown: the stdin reader may still be blocked in read()
-
-
-_LSP_NAMES = {"TrainlintServer", "create_server", "minimal_edit", "noqa_edit", "fix_all"}
-
-
-def __getattr__(name: str):  # the LSP side, loaded on first use (PEP 562)
-    if name in _LSP_NAMES:
-        from trainlint import server_lsp
-
-        return getattr(server_lsp, name)
-    raise AttributeError(name)

@@ -252,7 +252,7 @@ class TrainlintServer(LanguageServer):
         self.protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
     def replay_initialize(self, body: bytes, answered: dict) -> None:
-        """The ``initialize`` request already answered by :func:`trainlint.server.start`: set the
+        """The ``initialize`` request already answered by :func:`trainlint.server_main.start`: set the
         workspace and run the handler as pygls would, without sending the result again."""
         data = json.loads(body)
         try:
