@@ -345,3 +345,27 @@ def test_a_killed_lint_process_is_restarted(raw: Raw, tmp_path: Path):
     assert raw.recv_response()["id"] == 2
     raw.send({"jsonrpc": "2.0", "method": "exit"})
     assert raw.finish()[0] == 0
+
+
+def test_an_internal_failure_is_an_internal_error_response():
+    server = create_server()
+    server.worker = _NoWorker()
+    out = io.BytesIO()
+    server.protocol.set_writer(out)
+
+    async def broken(uri):
+        raise RuntimeError("a bug")
+
+    server.findings_now = broken
+
+    async def run():
+        server.receive(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                   "params": {"capabilities": {}}}).encode())
+        server.receive(json.dumps(hover(2, "file:///w/x.py", position={"line": 0, "character": 0})).encode())
+        await asyncio.sleep(0.05)
+
+    asyncio.run(run())
+    bodies = [json.loads(part[part.index(b"{"):]) for part in out.getvalue().split(b"Content-Length")[1:]]
+    (error,) = [b for b in bodies if b.get("id") == 2]
+    assert error["error"]["code"] == -32603 and "a bug" in error["error"]["message"]
+    assert not [b for b in bodies if b.get("method") == "window/showMessage"]
