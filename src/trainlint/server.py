@@ -14,9 +14,9 @@ What the editor gets:
 
 How it keeps up with an editor:
 
-* ``initialize`` is answered by this module before the LSP library is imported (the capabilities are
-  static; ``tests/test_server_protocol.py`` checks them against what pygls computes), then the rest
-  loads; the lint worker process starts at the same time.
+* ``initialize`` is answered (:mod:`trainlint.server_main`) before the LSP library is imported (the
+  capabilities are static; ``tests/test_server_protocol.py`` checks them against what pygls
+  computes), then the rest loads; the lint worker process starts as soon as the server does.
 * Linting runs in a worker process (:func:`worker_main`), never on the message loop: LibCST's parser
   holds the GIL, so a thread would stall every request while a large document parses. One job per
   document is in flight; a result for an outdated version updates the cache but is not published.

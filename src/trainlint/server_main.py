@@ -1,6 +1,5 @@
-"""``trainlint server``: answer ``initialize`` at once, load the LSP side (:mod:`trainlint.server_lsp`:
-pygls, lsprotocol) on another thread meanwhile, then serve. The standard-library side it answers from
-is :mod:`trainlint.server`."""
+"""``trainlint server``: answer ``initialize`` at once, then load the LSP side (:mod:`trainlint.server_lsp`:
+pygls, lsprotocol) and serve. The standard-library side it answers from is :mod:`trainlint.server`."""
 
 from __future__ import annotations
 
@@ -26,8 +25,9 @@ def _import_lsp(box: dict) -> None:
 def start(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
     """Serve LSP on stdin/stdout until the client says exit. Logs go to stderr.
 
-    ``initialize`` is answered from :func:`static_initialize_result` while the LSP library loads on
-    another thread; the request is then replayed into the server (its result is not sent again)."""
+    ``initialize`` is answered from :func:`static_initialize_result` before the LSP library is
+    imported (an import running meanwhile would hold the GIL and delay the answer); the request is
+    then replayed into the server (its result is not sent again)."""
     logging.basicConfig(level=os.environ.get("TRAINLINT_LOG", "WARNING").upper(),
                         format="trainlint-server %(levelname)s %(name)s: %(message)s")
     stdin = stdin or sys.stdin.buffer
