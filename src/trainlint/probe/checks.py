@@ -145,9 +145,13 @@ def checks(framework: str, path: str) -> list[ProbeCheck]:
 
 def run(h: Any, st: Any, framework: str, path: str) -> None:
     """Run the checks in pipeline order on ``st`` (the pipeline state: ``st.stop`` set by a check
-    ends the pipeline; checks with ``after_stop`` still run)."""
+    ends the pipeline; ``st.stop_at = order`` ends it before that point, e.g. labels outside the head
+    make the forward pass meaningless but the batch can still be collated; checks with
+    ``after_stop`` still run)."""
     for check in checks(framework, path):
-        if st.stop and not check.after_stop:
+        stop_at = getattr(st, "stop_at", None)
+        stopped = st.stop or (stop_at is not None and check.order >= stop_at)
+        if stopped and not check.after_stop:
             continue
         if check.enabled is not None and not check.enabled(h):
             continue

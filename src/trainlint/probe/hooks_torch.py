@@ -149,6 +149,7 @@ class PipelineState:
         self.line = line
         self.model = trainer.model
         self.stop = False  # a stage failed in a way that makes the next stages meaningless
+        self.stop_at: int | None = None  # the pipeline stops before this order (checks.run)
         self.raw_dataset = False
         self.batch: dict | None = None
         self.inputs: dict | None = None

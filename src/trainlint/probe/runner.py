@@ -360,7 +360,11 @@ def _report(script: Path, static_findings: list[Finding], events: list[dict[str,
         if k in chosen:
             e = probe_findings[chosen[k]]
             evidence = _clean(e.get("evidence") or e.get("message", ""))
-            out.append(dataclasses.replace(f, probe=ProbeOutcome(ProbeStatus.CONFIRMED, evidence)))
+            # What the source could not tell (an info finding), the run has shown: the rule's own
+            # severity applies, so a confirmed bug fails the run whatever `fail-on` says.
+            severity = min(f.severity, rule_info(f.code)[1], key=lambda s: s.rank)
+            out.append(dataclasses.replace(f, severity=severity,
+                                           probe=ProbeOutcome(ProbeStatus.CONFIRMED, evidence)))
         elif f.code in incomplete:
             out.append(dataclasses.replace(f, probe=ProbeOutcome(ProbeStatus.NOT_REACHED,
                                                                  f"the check could not complete: {incomplete[f.code]}")))

@@ -226,7 +226,7 @@ def check_trainer_data(h: Any, st: Any) -> None:
                 line=st.line,
                 confirms=("TL301",),
             )
-            st.stop = True  # the forward pass would fail on exactly this
+            st.stop_at = 300  # the forward pass would fail on exactly this; the batch can still be collated
             return
     h.checked("TL106", "TL301")
 
