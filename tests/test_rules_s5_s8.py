@@ -1062,6 +1062,10 @@ def test_tl702_quiet_for_a_diffusers_model_without_dropout():
     unet = UNet2DConditionModel.from_pretrained(args.model, subfolder="unet")
     unet = get_peft_model(unet, config)
     optimizer = torch.optim.AdamW(unet.parameters(), lr=1e-4)
+    unet, optimizer, loader = accelerator.prepare(unet, optimizer, loader)
+
+    def save_adaptor(unet, step):  # another `unet`: a parameter of its own function
+        unet.save_pretrained(f"step-{step}")
     for epoch in range(args.epochs):
         unet.train()
         for step, batch in enumerate(loader):

@@ -372,8 +372,18 @@ class WrongTrainEvalMode(Rule):
         if name in memo:
             return memo[name]
         facts = self.ctx.facts
-        bindings = [b for names in facts.bindings.values() for b in names.get(name, ())]
-        values = [_module_itself(b.value) for b in bindings if isinstance(b.value, cst.BaseExpression)]
+        # the bindings of `name` where its mode is set (a function's own, else the module's): a parameter of
+        # the same name in another function is another variable
+        bindings = []
+        for scope in {facts.where[c].function for c, r, _ in loop_facts(facts).modes if r == name}:
+            own = facts.bindings.get(scope, {}).get(name) if scope is not None else None
+            bindings.extend(own if own else facts.bindings.get(None, {}).get(name, ()))
+        values = []
+        for b in bindings:
+            if isinstance(b.value, cst.BaseExpression):
+                values.append(_module_itself(b.value))
+            elif b.value is None and facts.unpacked_from(b) is not None:  # `unet, opt = accelerator.prepare(unet, opt)`
+                values.append(facts.unpacked_from(b)[0])
         # `unet = get_peft_model(unet, config)`, `model = accelerator.prepare(model)`: the same model, wrapped
         made = [v for v in values if not (isinstance(v, cst.Call) and any(
             isinstance(a.value, cst.Name) and a.value.value == name for a in v.args))]
