@@ -2,6 +2,7 @@
 
     trainlint [check] PATH... [options]       lint files and directories (static, never runs code)
     trainlint --probe SCRIPT [-- ARGS...]      also run the script up to training and confirm findings
+    trainlint probe --prefetch SCRIPT          download the hub assets the probe of SCRIPT needs, then exit
     trainlint rule CODE                        print a rule's document
     trainlint rules                            list the catalog
     trainlint server                           language server over stdio
@@ -81,6 +82,7 @@ def main() -> None:
 @click.option("--overfit", type=int, default=0, help="Probe: train N steps on one batch and classify the loss curve.")
 @click.option("--probe-memory", type=click.IntRange(min=0), default=0, help="Probe: address-space limit of each process of the script, in MB (0: none).")
 @click.option("--probe-processes", type=click.IntRange(min=1), default=512, show_default=True, help="Probe: processes the script may run at once (in a sandbox).")
+@click.option("--prefetch", is_flag=True, help="With `probe SCRIPT`: download what the probe needs (config and tokenizer with --tiny-model, else the weights too; the first --probe-rows rows of each dataset split) and exit; run nothing of the script.")
 @click.option("--launcher", default=None, help="Probe: how the script is launched for real (torchrun, torch.distributed.launch, accelerate, deepspeed, mp.spawn, python; a command line such as 'torchrun --nproc_per_node=8' is recognised): probed as rank 0 of a world of size 1 (docs/gpu-probes.md).")
 @click.option("--fix", "fix", is_flag=True, help="Apply the safe fixes (with --unsafe-fixes the unsafe ones too) and report what remains; with `-`, print the fixed source.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply the fixes that change behaviour; alone, show them as available.")
@@ -91,8 +93,15 @@ def main() -> None:
 def check(paths, select, ignore, extend_select, output_format, exit_zero, fail_on, statistics, config_file, quiet, verbose,
           stdin_filename, force_exclude, probe, python, probe_timeout, probe_rows, tiny_model, overfit,
           fix=False, unsafe_fixes=False, diff=False, jobs=0, cache_dir=None, no_cache=False, launcher=None,
-          probe_memory=0, probe_processes=512) -> None:
+          probe_memory=0, probe_processes=512, prefetch=False) -> None:
     """Lint PATH... (files and directories; `-` reads stdin)."""
+    if prefetch:  # `trainlint probe --prefetch SCRIPT`: fetch the hub assets the probe needs, lint nothing
+        from trainlint.probe.prefetch import prefetch as run_prefetch
+
+        scripts = [p for p in paths if str(p) != "-"]
+        if len(scripts) != 1 or not scripts[0].is_file():
+            raise click.UsageError("--prefetch takes one script: `trainlint probe --prefetch SCRIPT`")
+        sys.exit(run_prefetch(scripts[0], python=python, tiny_model=tiny_model, rows=probe_rows, echo=click.echo))
     from trainlint.config import ConfigError, load_settings
 
     script_args: tuple[str, ...] = ()
