@@ -13,13 +13,23 @@ import yaml
 
 from support import ROOT, run_cli
 
-#: one `info` finding: TL301 cannot tell how many classes the data has (`--probe` decides)
+#: one `info` finding: TL201 cannot tell whether `tokenized` is padded to a fixed length (`--probe` decides)
 INFO = textwrap.dedent(
     """\
-    from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
+    from datasets import load_dataset
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, Trainer, TrainingArguments
 
-    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased")
-    trainer = Trainer(model=model, args=TrainingArguments("out"), train_dataset=train_ds)
+    tokenizer = AutoTokenizer.from_pretrained("bert-base-cased")
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+    raw = load_dataset("glue", "mrpc")
+
+
+    def encode(batch):
+        return tokenizer(batch["sentence1"], batch["sentence2"], truncation=True, padding=PADDING)
+
+
+    tokenized = raw.map(encode, batched=True)
+    trainer = Trainer(model=model, args=TrainingArguments("out"), train_dataset=tokenized["train"])
     trainer.train()
     """
 )
@@ -53,7 +63,7 @@ def severities(stdout: str) -> list[tuple[str, str, str]]:
 
 def test_the_concise_format_shows_each_findings_severity(project):
     proc = run_cli("--no-cache", "info.py", "warning.py", "error.py", cwd=project)
-    assert severities(proc.stdout) == [("error.py", "TL805", "error"), ("info.py", "TL301", "info"),
+    assert severities(proc.stdout) == [("error.py", "TL805", "error"), ("info.py", "TL201", "info"),
                                        ("warning.py", "TL805", "warning")]
 
 
@@ -83,7 +93,7 @@ def test_the_summary_says_which_findings_do_not_fail_the_run(project):
 
 def test_quiet_lines_carry_the_severity_too(project):
     proc = run_cli("--no-cache", "-q", "info.py", cwd=project)
-    assert severities(proc.stdout) == [("info.py", "TL301", "info")] and proc.returncode == 0
+    assert severities(proc.stdout) == [("info.py", "TL201", "info")] and proc.returncode == 0
 
 
 def test_config_key_and_command_line_override(project):
@@ -104,7 +114,7 @@ def test_an_unknown_level_on_the_command_line_is_a_usage_error(project):
 def test_every_output_format_exits_by_fail_on_and_keeps_the_finding(project, fmt):
     below = run_cli("--no-cache", "--output-format", fmt, "info.py", cwd=project)
     assert below.returncode == 0, below.stderr
-    assert "TL301" in below.stdout
+    assert "TL201" in below.stdout
     at = run_cli("--no-cache", "--output-format", fmt, "--fail-on", "info", "info.py", cwd=project)
     assert at.returncode == 1
     if fmt != "full":  # the machine formats are the same; `full` says in its summary what did not count
@@ -113,7 +123,7 @@ def test_every_output_format_exits_by_fail_on_and_keeps_the_finding(project, fmt
 
 def test_json_and_sarif_carry_the_severity(project):
     data = json.loads(run_cli("--no-cache", "--output-format", "json", "info.py", cwd=project).stdout)
-    assert [(f["code"], f["severity"]) for f in data] == [("TL301", "info")]
+    assert [(f["code"], f["severity"]) for f in data] == [("TL201", "info")]
     sarif = json.loads(run_cli("--no-cache", "--output-format", "sarif", "info.py", cwd=project).stdout)
     assert [r["level"] for r in sarif["runs"][0]["results"]] == ["note"]
 
