@@ -183,7 +183,11 @@ def test_unix_socket_outside_is_unreachable(sandbox, tmp_path):
             net = "connected"
         except OSError as exc:
             net = type(exc).__name__
-        raise SystemExit(json.dumps({{"unix": got, "tcp": net}}))
+        srv = socket.socket()  # the sandbox's own loopback works (gloo and the like need it)
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        socket.create_connection(srv.getsockname(), timeout=2).close()
+        raise SystemExit(json.dumps({{"unix": got, "tcp": net, "loopback": "ok"}}))
         """)
     try:
         report = probe(script)
@@ -193,6 +197,7 @@ def test_unix_socket_outside_is_unreachable(sandbox, tmp_path):
         server.close()
     tries = said(report)
     assert tries["unix"] != "connected" and tries["tcp"] != "connected", tries
+    assert tries["loopback"] == "ok", tries
 
 
 def test_not_isolated_says_what_could_be_written(tmp_path, monkeypatch):

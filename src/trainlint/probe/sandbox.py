@@ -123,6 +123,18 @@ def _setup_unshare(spec: dict) -> dict:
                 raise OSError(exc.errno, f"cannot make / read-only: {exc.strerror}") from None
             if exc.errno not in (errno.ENOENT, errno.EACCES) and not _under(point, ["/sys"]):
                 report["writable"].append(point)
+    # The new network namespace's loopback up, as bubblewrap does (gloo over 127.0.0.1 and the like):
+    # it reaches nothing outside the namespace.
+    try:
+        import fcntl
+        import socket
+        import struct
+
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            flags = struct.unpack("16sH", fcntl.ioctl(sock, 0x8913, struct.pack("16sH", b"lo", 0))[:18])[1]
+            fcntl.ioctl(sock, 0x8914, struct.pack("16sH", b"lo", flags | 1))  # SIOCSIFFLAGS |= IFF_UP
+    except OSError:
+        pass
     # 2. A /proc of the new PID namespace (the host's processes are not visible).
     try:
         mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
