@@ -1180,3 +1180,35 @@ def test_tl702_quiet_for_models_without_dropout_or_batch_norm():
     unknown = sequential.replace("nn.ReLU()", "Block()")
     for model in (dropout, unknown):
         assert codes(tpl.format(model=model), "TL702") == ["TL702"], model
+
+
+def test_tl702_evaluation_function_on_a_new_module_never_put_in_eval_mode():
+    # in the shape of nanoGPT's estimate_loss() without model.eval() (ipolharvard/ethos-ares#20)
+    src = """
+    import torch
+    model = GPT(GPTConfig(n_layer=12, dropout=0.1)).to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=6e-4)
+
+    @torch.no_grad()
+    def estimate_loss():
+        losses = torch.zeros(50)
+        for k in range(50):
+            X, Y = get_batch("val")
+            losses[k] = model(X, labels=Y).loss.item()
+        return losses.mean()
+
+    for it in range(1000):
+        if it % 100 == 0:
+            print(estimate_loss())
+        X, Y = get_batch("train")
+        model(X, labels=Y).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+    """
+    [f] = lint(src, "TL702")
+    assert "a new module starts in it" in f.message
+    # a pretrained transformers model loads in eval mode; a model loaded whole keeps its saved mode
+    for made in ('AutoModelForCausalLM.from_pretrained("gpt2")', 'torch.load("model.pt")'):
+        assert codes(src.replace("GPT(GPTConfig(n_layer=12, dropout=0.1)).to(device)", made), "TL702") == [], made
+    # nothing shows a dropout or a batch norm (pytorch/examples super_resolution: convolutions only)
+    assert codes(src.replace("dropout=0.1", "dropout=0.0"), "TL702") == []

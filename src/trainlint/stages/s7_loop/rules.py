@@ -336,6 +336,7 @@ class WrongTrainEvalMode(Rule):
                 training_loops.append(loops[-1])
         models = {recv for _, recv, _ in lf.modes}
         if not models:
+            self._evaluation_function_without_eval(lf, lf.backward + lf.optimizer_steps)
             return
         # loop -> model name -> the calls `model(...)` inside it (nested loops included)
         called: dict = {}
@@ -641,6 +642,36 @@ class WrongTrainEvalMode(Rule):
             after = [e for e in events if _order(facts, e[0]) > at and _inside(facts, e[0], loops[-1])]
             if after:
                 return after[-1][1], after[-1][0]
+        if not events:
+            return self._starts_in_train_mode(model, site)
+        return None
+
+    def _starts_in_train_mode(self, model: str, site: cst.Call) -> tuple[str, None] | None:
+        """No `train()` / `eval()` anywhere: a module built in the file (not a `from_pretrained`, which loads
+        in eval mode, nor a `torch.load`) and trained by an optimizer is in train mode, as every new module —
+        reported when the file shows a dropout or batch-norm."""
+        facts = self.ctx.facts
+        b = facts.lookup(model, site)
+        value = _module_itself(b.value) if b is not None and isinstance(b.value, cst.BaseExpression) else None
+        if not isinstance(value, cst.Call):
+            return None
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value.startswith("from_pretrained"):
+            return None
+        qn = facts.qualname(func) or ""
+        if qn.startswith(("torch.load", "torch.jit", "joblib", "pickle", "copy.")) or "load" in qn.rsplit(".", 1)[-1]:
+            return None
+        # and the file shows that the mode matters (a dropout configured, a dropout / batch-norm layer made):
+        # for a model of unknown layers (`Net()` from another module) the source cannot tell
+        if not (self._dropout_configured() or any(
+                (facts.qualname(c.func) or "").rsplit(".", 1)[-1].startswith(("Dropout", "BatchNorm"))
+                for c in facts.index.get("Call", ()))):
+            return None
+        for call in facts.index.get("Call", ()):
+            if torch_optimizer(facts, call) is not None:
+                found = optimizer_model(facts, call)
+                if found is not None and dotted(found[0]) == model:
+                    return "train", None
         return None
 
     def _evaluation_function_without_eval(self, lf, steps) -> None:
@@ -680,9 +711,11 @@ class WrongTrainEvalMode(Rule):
                     self.report(
                         first,
                         f"`{fn.name.value}()` evaluates `{name}` under `no_grad` but never calls `{name}.eval()`, and "
-                        f"`{self.ctx.code(site)}` runs it after `{self.ctx.code(state[1])}` left `{model}` in train "
-                        "mode: dropout is still on, so the predictions are noisy and the metrics lower (and "
-                        "different on every run)",
+                        f"`{self.ctx.code(site)}` runs it while `{model}` is in train mode ("
+                        + (f"`{self.ctx.code(state[1])}` left it so" if state[1] is not None
+                           else f"a new module starts in it and nothing calls `{model}.eval()`")
+                        + "): dropout is still on, so the predictions are noisy and the metrics "
+                        "lower (and different on every run)",
                         hint=f"call `{name}.eval()` at the top of `{fn.name.value}()` (and `.train()` before training again)",
                     )
                     break
