@@ -1175,21 +1175,3 @@ def test_snippet_names_without_imports():
     Trainer(max_epochs=1).fit(model)
     """
     assert codes(lightning) == []
-
-
-def test_tl201_dataloader_with_the_default_data_collator():
-    # in the shape of peft's peft_lora_embedding_semantic_search.py (kamalkraj/e5-mistral-7b-instruct#11)
-    src = """
-    from datasets import load_dataset
-    from torch.utils.data import DataLoader
-    from transformers import AutoTokenizer, default_data_collator
-    tokenizer = AutoTokenizer.from_pretrained("intfloat/e5-mistral-7b-instruct")
-    dataset = load_dataset("json", data_files={"train": "train.jsonl"})
-    def preprocess(examples):
-        return tokenizer(examples["query"], padding=PAD, max_length=512, truncation=True)
-    processed = dataset.map(preprocess, batched=True, remove_columns=dataset["train"].column_names)
-    loader = DataLoader(processed["train"], shuffle=True, collate_fn=default_data_collator, batch_size=8)
-    """
-    assert codes(src.replace("PAD", "True"), "TL201") == ["TL201"]
-    assert codes(src.replace("PAD", '"max_length"'), "TL201") == []
-    assert codes(src.replace("PAD", "True").replace("batch_size=8", "batch_size=1"), "TL201") == []

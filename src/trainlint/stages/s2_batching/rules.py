@@ -40,14 +40,11 @@ class NoPaddingCollator(Rule):
     probe = ("Forms one batch with `trainer.get_train_dataloader()`; a collation failure confirms it "
              "and shows the offending sequence lengths.")
     # a Trainer, and a `datasets` dataset tokenized by `.map`
-    gate = ((*TRAINER_WORDS, "default_data_collator"), ("transformers",), ("datasets",), ("map",))
+    gate = (TRAINER_WORDS, ("transformers",), ("datasets",), ("map",))
     fix = Applicability.UNSAFE
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
-        if (facts.callee(node) or "") == "torch.utils.data.DataLoader":
-            self._loader(node)
-            return
         if not facts.is_trainer_class(node.func, node) or has_star_kwargs(node):
             return
         if given(node, "data_collator", 2) is not None:
@@ -92,28 +89,6 @@ class NoPaddingCollator(Rule):
                     fix=self._fix(node),
                 )
                 return
-
-    def _loader(self, node: cst.Call) -> None:
-        """`DataLoader(ds, collate_fn=default_data_collator)` on data tokenized without fixed-length padding
-        (`padding=True` in a batched `map` pads each map batch to its own longest row)."""
-        facts = self.ctx.facts
-        collate = argument(node, "collate_fn")
-        if collate is None or facts.qualname(collate) != "transformers.default_data_collator":
-            return
-        if facts.constant(argument(node, "batch_size", 1), node) == 1:
-            return
-        expr = argument(node, "dataset", 0)
-        value = facts.value_of(expr, node) if expr is not None else None
-        if not isinstance(value, DatasetValue) or not value.tokenized or value.fixed_length or not value.unpadded:
-            return
-        self.report(
-            collate,
-            f"`default_data_collator` stacks the examples as they are, and `{self.ctx.code(expr)}` is tokenized "
-            "without padding to a fixed length (`padding=True` pads each `map` batch to its own longest row): "
-            'forming a batch fails ("expected sequence of length 595 at dim 1 (got 589)")',
-            hint="pad in the collator: `collate_fn=DataCollatorWithPadding(tokenizer)` (or `padding=\"max_length\"` "
-            "in the map function)",
-        )
 
     def _batch_size(self, trainer: cst.Call, split: str):
         """The literal `per_device_{split}_batch_size` of the TrainingArguments given to ``trainer``."""
