@@ -11,7 +11,8 @@ Post-import hooks only: nothing here imports torch/transformers/datasets before 
 - ``torch``: global optimizer step hooks and ``Tensor.backward`` observe a hand-written loop for two
   steps, then stop the script.
 - ``datasets``: ``load_dataset`` results are cut to ``rows`` rows (after recording the whole label
-  column), before the script's own ``.map()``.
+  column), before the script's own ``.map()``; a dataset the (offline) cache lacks is served the copy
+  ``trainlint probe --prefetch`` saved, if there is one (:mod:`trainlint.probe.prefetch`).
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ def _on_torch(h: types.ModuleType, torch: types.ModuleType) -> None:
 # ---------------------------------------------------------------- datasets: the row cut
 
 
+def _prefetched(args: tuple, kwargs: dict) -> Any:
+    from trainlint.probe.prefetch import load_prefetched
+
+    return load_prefetched(args, kwargs)
+
+
 def _on_datasets(h: types.ModuleType, datasets: types.ModuleType) -> None:
     h.versions(datasets=getattr(datasets, "__version__", "?"))
     from trainlint.stages.s1_data import probe as data_probe
@@ -59,7 +66,14 @@ def _on_datasets(h: types.ModuleType, datasets: types.ModuleType) -> None:
     @functools.wraps(original)
     def load_dataset(*args: Any, **kwargs: Any) -> Any:
         t0 = h.elapsed()
-        result = original(*args, **kwargs)
+        try:
+            result = original(*args, **kwargs)
+        except Exception:
+            # not in the datasets cache (the probe is offline): a copy saved by `trainlint probe --prefetch`
+            result = h.guarded("prefetched dataset", _prefetched, args, kwargs)
+            if result is None:
+                raise
+            h.note(f"load_dataset{args[:2]!r}: served the rows saved by `trainlint probe --prefetch`")
         h.state["load_dataset_seconds"] = h.state.get("load_dataset_seconds", 0.0) + h.elapsed() - t0
         if kwargs.get("streaming"):
             return result

@@ -105,7 +105,8 @@ def load_prefetched(args: tuple, kwargs: dict) -> Any:
         return None
     import datasets
 
-    ds = datasets.load_from_disk(path)
+    # in memory (a few hundred rows): the copy is read-only in the sandbox, and .map() would write beside it
+    ds = datasets.load_from_disk(path, keep_in_memory=True)
     split = kwargs.get("split", args[2] if len(args) > 2 else None)
     if isinstance(split, str):
         base = split.split("[", 1)[0].strip()  # "train[:10%]": the prefetched rows are already a slice
