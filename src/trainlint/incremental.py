@@ -21,29 +21,9 @@ import logging
 
 import libcst as cst
 
+from trainlint.textdiff import common_prefix, common_suffix
+
 log = logging.getLogger("trainlint.incremental")
-
-
-def _common_prefix(a: str, b: str) -> int:
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:  # binary search on slice equality (memcmp): fast on long texts
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _common_suffix(a: str, b: str, limit: int) -> int:
-    lo, hi = 0, min(len(a), len(b), limit)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[len(a) - mid:] == b[len(b) - mid:]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 class IncrementalParser:
@@ -98,8 +78,8 @@ class IncrementalParser:
         n = len(module.body)
         if n == 0:
             return None
-        p = _common_prefix(old, new)
-        s = _common_suffix(old, new, min(len(old), len(new)) - p)
+        p = common_prefix(old, new)
+        s = common_suffix(old, new, min(len(old), len(new)) - p)
         old_end = len(old) - s  # the changed region is old[p:old_end] → new[p:len(new) - s]
         if p < starts[0] or old_end > starts[n]:
             return None  # the header or the footer changed

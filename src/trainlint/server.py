@@ -54,6 +54,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Iterable
 
+from trainlint.textdiff import common_prefix, common_suffix
+
 if TYPE_CHECKING:
     from trainlint.findings import Edit, Finding, Position
 
@@ -107,28 +109,6 @@ class Linted:
     fix_all_text: str | None = dataclasses.field(default=None, repr=False)
 
 
-def _common_prefix(a: str, b: str) -> int:
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:  # binary search on slice equality (memcmp): fast on long texts
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _common_suffix(a: str, b: str, limit: int) -> int:
-    lo, hi = 0, min(len(a), len(b), limit)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[len(a) - mid:] == b[len(b) - mid:]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def carry_over(linted: Linted, source: str, version: int | None) -> Linted:
     """``linted``'s findings moved onto ``source``, a newer text of the same document.
 
@@ -140,8 +120,8 @@ def carry_over(linted: Linted, source: str, version: int | None) -> Linted:
     old = linted.source if linted.source is not None else linted.text
     if old == source:
         return dataclasses.replace(linted, version=version, carried=True, fix_all_text=None)
-    p = _common_prefix(old, source)
-    s = _common_suffix(old, source, min(len(old), len(source)) - p)
+    p = common_prefix(old, source)
+    s = common_suffix(old, source, min(len(old), len(source)) - p)
     old_end = len(old) - s
     delta = len(source) - len(old)
     old_starts = line_starts(old)
