@@ -555,16 +555,9 @@ def _register_world_of_one() -> "str | None":
         def reduce_scatter(self, outputs, input_lists, opts=None):
             return self.scatter(outputs, input_lists, opts)
 
-        def _reduce_scatter_base(self, output, inp, opts=None):
-            copy(output, inp)
-            return done(output)
-
-        reduce_scatter_single = _reduce_scatter_base
-
-        def reduce_scatter_tensor_coalesced(self, outputs, inputs, opts=None):
-            for out, inp in zip(outputs, inputs):
-                copy(out, inp)
-            return done(outputs)
+        # in a world of one, reduce-scatter is the same copy as all-gather
+        _reduce_scatter_base = reduce_scatter_single = _allgather_base
+        reduce_scatter_tensor_coalesced = allgather_into_tensor_coalesced
 
         def alltoall_base(self, output, inp, output_split_sizes, input_split_sizes, opts=None):
             copy(output, inp)
