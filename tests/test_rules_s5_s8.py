@@ -1106,6 +1106,9 @@ def test_tl501_tl503_see_a_pretrained_backbone_inside_a_functional_keras_model()
     # a frozen backbone: only the new head trains, at the default rate
     frozen = KERAS_BACKBONE.replace("x = tf.keras.layers.Dropout(0.1)(x)", "bert.trainable = False")
     assert codes(frozen.format(opt='"adam"'), "TL501") == []
+    # a freeze of another model earlier in the file says nothing about this backbone
+    other = "import torch\nvision = torch.nn.Linear(2, 2)\nvision.requires_grad_(False)\nhead.trainable = False\n"
+    assert codes(other + KERAS_BACKBONE.format(opt='"adam"'), "TL501") == ["TL501"]
     # trained from scratch: no pretrained model anywhere in the graph
     scratch = """
     import tensorflow as tf

@@ -61,7 +61,7 @@ class StringOptimizer(Rule):
         if not isinstance(name, str):
             return
         model = keras_backbone(self.ctx.facts, node)
-        if model is None or not (model.transformers and model.pretrained) or _FREEZES.search(self.ctx.source):
+        if model is None or not (model.transformers and model.pretrained) or _frozen_between(self.ctx.module, model.call, node):
             return  # `bert.trainable = False`: only the new head trains, at the default rate
         key = name.lower()
         lr = KERAS_DEFAULT_LR.get(key)
@@ -131,6 +131,38 @@ TORCH_DEFAULT_LR = {
 _HIGH_LR_FAMILIES = ("t5", "byt5", "flan", "ul2",
                      # convolutional image models are far less sensitive to the rate than transformers
                      "resnet", "convnext", "efficientnet", "mobilenet", "regnet", "vgg", "densenet", "yolo")
+
+
+def _is_freeze(node: cst.CSTNode) -> bool:
+    """`x.trainable = False`, `p.requires_grad = False`, `m.requires_grad_(False)`, a `freeze...()` call."""
+    if isinstance(node, cst.Assign):
+        return (isinstance(node.value, cst.Name) and node.value.value == "False"
+                and any(isinstance(t.target, cst.Attribute) and t.target.attr.value in ("trainable", "requires_grad")
+                        for t in node.targets))
+    if isinstance(node, cst.Call):
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if name == "requires_grad_":
+            return bool(node.args) and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "False"
+        return "freeze" in name.lower()
+    return False
+
+
+def _frozen_between(module: cst.Module, start: cst.CSTNode | None, end: cst.CSTNode) -> bool:
+    """A freeze in document order after ``start`` (the backbone's load; None: the top) and before ``end``
+    (the compile call): a freeze elsewhere in the file is about another model."""
+    seen = start is None
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        if node is end:
+            return False
+        if node is start:
+            seen = True
+        elif seen and _is_freeze(node):
+            return True
+        stack.extend(reversed(node.children))
+    return False
 
 
 _FREEZES = re.compile(r"requires_grad\s*=\s*False|requires_grad_\(\s*(?:requires_grad\s*=\s*)?False|\bfreeze"
