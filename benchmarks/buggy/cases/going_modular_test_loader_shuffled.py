@@ -30,10 +30,10 @@ def create_dataloaders(
         num_workers=num_workers,
         pin_memory=True,
     )
-    test_dataloader = DataLoader(  # BUG TL204: the test loader is shuffled
+    test_dataloader = DataLoader(
         test_data,
         batch_size=batch_size,
-        shuffle=True,  # don't usually need to shuffle testing data
+        shuffle=True,  # don't usually need to shuffle testing data  # BUG TL204: (reported at shuffle=True) the test loader is shuffled
         num_workers=num_workers,
         pin_memory=True,
     )

@@ -31,10 +31,10 @@ train_loader = torch.utils.data.DataLoader(
                    transform=transforms.ToTensor()),
     batch_size=args.batch_size, shuffle=True, **kwargs)
 
-test_loader = torch.utils.data.DataLoader(  # BUG TL204: the test loader is shuffled
+test_loader = torch.utils.data.DataLoader(
     datasets.MNIST('../data', train=False,
                    transform=transforms.ToTensor()),
-                   batch_size=args.test_batch_size, shuffle=True, **kwargs)
+                   batch_size=args.test_batch_size, shuffle=True, **kwargs)  # BUG TL204: (reported at shuffle=True) the test loader is shuffled
 
 
 def train(args, model, device, train_loader, optimizer, epoch):
