@@ -55,6 +55,35 @@ def test_tl302_matching_heads_quiet():
         assert "TL302" not in codes(TRAINER_TPL.format(cls=cls, ds=ds, col=col, extra=extra, n=n), select="ALL")
 
 
+TFDS_TPL = """
+import tensorflow as tf
+import tensorflow_datasets
+from transformers import *
+tokenizer = BertTokenizer.from_pretrained("bert-base-uncased")
+model = {cls}.from_pretrained("bert-base-uncased")
+data = tensorflow_datasets.load({name})
+train_dataset = glue_convert_examples_to_features(data["train"], tokenizer, max_length=128, task="sst-2")
+train_dataset = train_dataset.shuffle(100).batch(32).repeat(2)
+model.compile(optimizer=tf.keras.optimizers.Adam(3e-5), loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+model.fit({fit}, epochs=2, steps_per_epoch=115)
+"""
+
+
+def test_tl302_star_import_tfds_and_glue_features_to_fit():
+    # huggingface/transformers#2581: the README's TF 2.0 quick tour with a token-classification head
+    bad = TFDS_TPL.format(cls="TFBertForTokenClassification", name='"glue/sst2"', fit="train_dataset")
+    [f] = [f for f in lint(bad) if f.code == "TL302"]
+    assert f.start.row == 6 and "glue/sst2 has one label per example" in f.message
+    assert "TL302" in codes(TFDS_TPL.format(cls="TFBertForTokenClassification", name='"glue/sst2:1.0.0"',
+                                            fit="train_dataset"))
+    # the sentence head; another dataset; a tuple with the info; data the link does not reach
+    for cls, name, fit in (("TFBertForSequenceClassification", '"glue/sst2"', "train_dataset"),
+                           ("TFBertForTokenClassification", '"conll2003"', "train_dataset"),
+                           ("TFBertForTokenClassification", '"glue/sst2", with_info=True', "train_dataset"),
+                           ("TFBertForTokenClassification", '"glue/sst2"', "other_data")):
+        assert "TL302" not in codes(TFDS_TPL.format(cls=cls, name=name, fit=fit), select="ALL"), (cls, name, fit)
+
+
 def test_tl302_needs_the_trainer_link():
     # the file loads conll2003 but trains the classifier on something else
     src = """
@@ -400,6 +429,24 @@ def test_tl102_quiet_after_rename_map_or_assignment():
     assert "TL102" not in codes(src, select="ALL")
 
 
+def test_tl102_lambda_on_a_review_dataset_without_a_text_column():
+    # huggingface/datasets#6287: amazon_reviews_multi keeps its text in `review_body`
+    src = """
+    from datasets import load_dataset
+    from transformers import AutoTokenizer
+    dataset = load_dataset(NAME)
+    tokenizer = AutoTokenizer.from_pretrained("bert-base-cased")
+    tokenized = dataset.map(lambda x: tokenizer(x[COL]), batched=True)
+    """
+    bad = src.replace("NAME", '"amazon_reviews_multi"').replace("COL", '"text"')
+    [f] = lint(bad, select="TL102")
+    assert "amazon_reviews_multi has no column 'text'" in f.message and f.start.row == 6
+    assert codes(bad.replace('"amazon_reviews_multi"', '"amazon_reviews_multi", "en"'), "TL102") == ["TL102"]
+    # the right column; a copy of the dataset under another owner, with other columns
+    assert codes(src.replace("NAME", '"amazon_reviews_multi"').replace("COL", '"review_body"'), "TL102") == []
+    assert codes(src.replace("NAME", '"mteb/amazon_reviews_multi"').replace("COL", '"text"'), "TL102") == []
+
+
 def test_tl102_multiple_splits_in_dict_quiet():
     # raw["train"] is a split name, not a column
     src = """
@@ -530,6 +577,87 @@ def test_tl104_shuffled_then_labels_derived_quiet():
     ds = torch.utils.data.TensorDataset(files, labels)
     """
     assert "TL104" not in codes(src, select="ALL")
+
+
+DREXEL = """
+import csv
+import random
+import math
+from keras.preprocessing import sequence
+from keras.models import Sequential
+x = []
+y = []
+for record in csv.reader(open("gac_data.csv")):
+    x.append(hash_words(record[2]))
+    y.append(one_hot(record[3]))
+SHUFFLE
+x = sequence.pad_sequences(x, maxlen=25)
+split_point = math.floor(len(x) * 0.5)
+x_test = x[:split_point]
+x_train = x[split_point:]
+y_test = y[:split_point]
+y_train = y[split_point:]
+model = Sequential()
+model.compile(optimizer="rmsprop", loss="categorical_crossentropy")
+model.fit(x_train, y_train, validation_data=(x_test, y_test), epochs=8)
+"""
+
+
+def test_tl104_shuffle_reaches_the_pairing_through_derived_arrays():
+    # DrexelChatbotGroup/DrexelChatbot#15: only the questions are shuffled, then padded and split
+    [f] = lint(DREXEL.replace("SHUFFLE", "random.shuffle(x)"), "TL104")
+    assert f.start.row == 12 and "shuffles `x` but not `y`" in f.message
+
+
+def test_tl104_derived_arrays_quiet_forms():
+    quiet = [
+        DREXEL.replace("SHUFFLE", "pairs = list(zip(x, y))"),  # no shuffle
+        # both in one permutation; labels rebuilt from the shuffled questions
+        DREXEL.replace("SHUFFLE", "idx = list(range(len(x)))\nrandom.shuffle(idx)\nx = [x[i] for i in idx]\n"
+                                  "y = [y[i] for i in idx]"),
+        DREXEL.replace("SHUFFLE", "random.shuffle(x)\ny = []\nfor q in x:\n    y.append(label_of(q))"),
+        # shuffled after the split: the training arrays were taken before
+        DREXEL.replace("SHUFFLE", "").replace('model.fit(', 'random.shuffle(x)\nmodel.fit('),
+    ]
+    for src in quiet:
+        assert codes(src, "TL104") == [], src
+
+
+FASTDIT = """
+import os
+import numpy as np
+import torch
+from torch.utils.data import Dataset
+class CustomDataset(Dataset):
+    def __init__(self, features_dir, labels_dir):
+        self.features_dir = features_dir
+        self.labels_dir = labels_dir
+        self.features_files = FEATURES
+        self.labels_files = os.listdir(labels_dir)
+    def __len__(self):
+        return len(self.features_files)
+    def __getitem__(self, idx):
+        feature_file = self.features_files[idx]
+        label_file = self.labels_files[IDX]
+        features = np.load(os.path.join(self.features_dir, feature_file))
+        labels = np.load(os.path.join(self.labels_dir, label_file))
+        return torch.from_numpy(features), torch.from_numpy(labels)
+"""
+
+
+def test_tl104_dataset_class_pairs_two_listings_by_index():
+    # chuanyangjin/fast-DiT#4: features and labels listed by two os.listdir calls, paired by position
+    [f] = lint(FASTDIT.replace("FEATURES", "os.listdir(features_dir)").replace("IDX", "idx"), "TL104")
+    assert f.start.row == 10 and f.severity.value == "warning" and "self.labels_files[idx]" in f.message
+    quiet = [
+        FASTDIT.replace("FEATURES", "sorted(os.listdir(features_dir))").replace("IDX", "idx"),
+        FASTDIT.replace("FEATURES", "os.listdir(features_dir)").replace("IDX", "idx").replace(
+            "    def __len__", "        self.features_files.sort()\n        self.labels_files.sort()\n    def __len__"),
+        FASTDIT.replace("FEATURES", "os.listdir(features_dir)").replace("IDX", "0"),
+        FASTDIT.replace("FEATURES", "[f for f in names]").replace("IDX", "idx"),
+    ]
+    for src in quiet:
+        assert codes(src, "TL104") == [], src
 
 
 def test_tl104_two_unsorted_globs():
@@ -667,6 +795,53 @@ def test_tl202_quiet_when_removed_or_kept_by_default():
         assert "TL202" not in codes(src, select="ALL"), (remove, ruc, coll)
 
 
+TL202_DIRECT = """
+from datasets import load_dataset
+from torch.utils.data import DataLoader
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, DataCollatorForSeq2Seq
+books = load_dataset("csv", data_files="reviews.csv")
+books = books.filter(lambda x: len(x["review_title"].split()) > 2)
+tokenizer = AutoTokenizer.from_pretrained("google/mt5-small")
+def preprocess_function(examples):
+    model_inputs = tokenizer(examples["review_body"], max_length=512, truncation=True)
+    labels = tokenizer(examples["review_title"], max_length=30, truncation=True)
+    model_inputs["labels"] = labels["input_ids"]
+    return model_inputs
+tokenized = books.map(preprocess_function, batched=True MAP)
+model = AutoModelForSeq2SeqLM.from_pretrained("google/mt5-small")
+data_collator = DataCollatorForSeq2Seq(tokenizer, model=model)
+USE
+"""
+_DIRECT_CALL = 'features = [tokenized["train"][i] for i in range(2)]\ndata_collator(features)'
+
+
+def test_tl202_collator_called_on_examples_that_kept_the_text():
+    # the course's chapter 7 summarization notebook (huggingface/notebooks#130, huggingface/transformers#15505)
+    src = TL202_DIRECT.replace(" MAP", "").replace("USE", _DIRECT_CALL)
+    [f] = lint(src, "TL202")
+    assert f.start.row == 17 and "'review_body'" in f.message and "'review_title'" in f.message
+    loader = TL202_DIRECT.replace(" MAP", "").replace(
+        "USE", 'loader = DataLoader(tokenized["train"], shuffle=True, batch_size=8, collate_fn=data_collator)')
+    assert codes(loader, "TL202") == ["TL202"]
+    listed = TL202_DIRECT.replace(" MAP", "").replace("USE", 'data_collator([tokenized["train"][0], tokenized["train"][1]])')
+    assert codes(listed, "TL202") == ["TL202"]
+
+
+def test_tl202_collator_called_on_examples_quiet_forms():
+    quiet = [
+        TL202_DIRECT.replace(" MAP", ', remove_columns=books["train"].column_names').replace("USE", _DIRECT_CALL),
+        TL202_DIRECT.replace(" MAP", "").replace("USE", 'tokenized = tokenized.remove_columns(["review_body", '
+                                                  '"review_title"])\n' + _DIRECT_CALL),
+        TL202_DIRECT.replace(" MAP", "").replace("USE", 'tokenized.set_format("torch", columns=["input_ids", '
+                                                  '"attention_mask", "labels"])\n' + _DIRECT_CALL),
+        TL202_DIRECT.replace(" MAP", "").replace("USE", 'data_collator(tokenized["train"]["input_ids"])'),
+        TL202_DIRECT.replace(" MAP", "").replace("DataCollatorForSeq2Seq(tokenizer, model=model)",
+                                                 "default_data_collator").replace("USE", _DIRECT_CALL),
+    ]
+    for src in quiet:
+        assert "TL202" not in codes(src, "ALL"), src
+
+
 def test_tl202_custom_collator_class_reads_dropped_column():
     src = """
     import torch
@@ -800,6 +975,29 @@ def test_tl206_quiet_for_dict_and_transformers_models():
     keras_model.fit(dict(enc), labels)
     """
     assert "TL206" not in codes(src, select="ALL")
+
+
+def test_tl206_transformers_tf_model_before_4_38():
+    # huggingface/transformers#20709 / #20732: the TF example of the training docs, with transformers 4.25
+    src = """
+    # /// script
+    # dependencies = ["transformers==VERSION", "tensorflow==2.11.0"]
+    # ///
+    import numpy as np
+    from transformers import AutoTokenizer, TFAutoModelForSequenceClassification
+    from tensorflow.keras.optimizers import Adam
+    tokenizer = AutoTokenizer.from_pretrained("bert-base-cased")
+    tokenized_data = tokenizer(sentences, return_tensors="np", padding=True)
+    model = TFAutoModelForSequenceClassification.from_pretrained("bert-base-cased")
+    model.compile(optimizer=Adam(3e-5))
+    model.fit(DATA, labels)
+    """
+    [f] = lint(src.replace("VERSION", "4.25.1").replace("DATA", "tokenized_data"), select="TL206")
+    assert "only from transformers 4.38" in f.message and "transformers==4.25.1" in f.message
+    assert f.fix.edits[0].content == "dict(tokenized_data)"
+    # converted by the model itself (4.38 and later), or a dict already
+    assert codes(src.replace("VERSION", "4.38.0").replace("DATA", "tokenized_data"), "TL206") == []
+    assert codes(src.replace("VERSION", "4.25.1").replace("DATA", "dict(tokenized_data)"), "TL206") == []
 
 
 # ---------------------------------------------------------------------------------------------
@@ -997,6 +1195,54 @@ def test_tl201_quiet_when_the_whole_split_is_padded_as_one_batch():
     # several processes: one batch per shard, each padded to its own longest
     for map_args in ("", ", batch_size=1000", ", batch_size=None, num_proc=4"):
         assert codes(TL201_TPL.format(map_args=map_args, args="", eval=""), "TL201") == ["TL201"], map_args
+
+
+TL201_LOADER = """
+from datasets import load_dataset
+from torch.utils.data import DataLoader
+from transformers import AutoTokenizer, default_data_collator
+tokenizer = AutoTokenizer.from_pretrained("intfloat/e5-mistral-7b-instruct")
+dataset = load_dataset("json", data_files={"train": "train.jsonl"})
+def preprocess(examples):
+    result = tokenizer(examples["query"], PAD max_length=512, truncation=True)
+    result["labels"] = examples["label"]
+    return result
+processed = dataset.map(preprocess, batched=True MAP, remove_columns=dataset["train"].column_names)
+train_dataset = processed["train"]
+loader = DataLoader(train_dataset, LOADER, collate_fn=default_data_collator, pin_memory=True)
+"""
+
+
+def _loader_case(pad="padding=True,", map_args="", loader="shuffle=True, batch_size=8"):
+    return TL201_LOADER.replace("PAD", pad).replace(" MAP", map_args).replace("LOADER", loader)
+
+
+def test_tl201_dataloader_over_data_padded_per_map_batch():
+    # kamalkraj/e5-mistral-7b-instruct#11, in the shape of peft's peft_lora_embedding_semantic_search.py
+    [f] = lint(_loader_case(), "TL201")
+    assert f.start.row == 13 and "padding=True" in f.message and "DataCollatorWithPadding" in f.hint
+    assert codes(_loader_case(pad='padding="longest",'), "TL201") == ["TL201"]
+    # in order, but a loader batch of 6 crosses the map batches of 1000
+    assert codes(_loader_case(loader="batch_size=6"), "TL201") == ["TL201"]
+    assert codes(_loader_case(loader="shuffle=True, batch_size=8, collate_fn=DefaultDataCollator()").replace(
+        ", collate_fn=default_data_collator", "").replace("default_data_collator", "DefaultDataCollator"),
+        "TL201") == ["TL201"]
+
+
+def test_tl201_dataloader_quiet_forms():
+    quiet = [
+        _loader_case(pad='padding="max_length",'),  # fixed length
+        _loader_case(pad=""),  # no padding in the tokenizer call: the function may pad by hand (peft's CLM examples)
+        _loader_case(map_args=", batch_size=None"),  # the whole split is one map batch
+        _loader_case(loader="shuffle=True"),  # the DataLoader's default batch size is 1
+        _loader_case(loader="shuffle=True, batch_size=1"),
+        _loader_case(loader="batch_size=8"),  # in order: every loader batch lies inside one map batch of 1000
+        _loader_case().replace("collate_fn=default_data_collator", "collate_fn=DataCollatorWithPadding(tokenizer)"),
+        _loader_case().replace('    result["labels"]', '    result["input_ids"] = [x + [tokenizer.pad_token_id] '
+                               '* (512 - len(x)) for x in result["input_ids"]]\n    result["labels"]'),
+    ]
+    for src in quiet:
+        assert codes(src, "TL201") == [], src
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from support import RELEASES
 from trainlint.config import Settings
 from trainlint.docs import parse_doc
 from trainlint.engine import lint_source
+from trainlint.findings import Severity
 
 ROOT = Path(__file__).resolve().parent.parent
 CODES = ["TL502", "TL503", "TL504", "TL505", "TL602", "TL603", "TL604", "TL605", "TL606",
@@ -650,6 +651,34 @@ def test_tl808_keras_version_decides():
     tf_keras = textwrap.dedent(src).replace("tf.keras.optimizers.Adam", "tf_keras.optimizers.Adam").replace(
         "import tensorflow as tf", "import tf_keras")
     assert codes(tf_keras, "TL808", target_versions={"keras": "3.6"}) == []
+
+
+def test_tl804_trl_trainers_and_their_versions():
+    # huggingface/trl#6168: SFTTrainer(tokenizer=...) on a trl without the deprecated alias
+    src = """
+    from transformers import AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+    tokenizer = AutoTokenizer.from_pretrained("Qwen/Qwen2.5-0.5B")
+    trainer = SFTTrainer(model=model, train_dataset=dataset, tokenizer=tokenizer, args=SFTConfig("out"))
+    """
+    [f] = lint(src, "TL804")
+    assert f.severity == Severity.ERROR and "trl 0.16" in f.message and f.fix is not None
+    # pinned to a trl that takes it (0.11) or still accepts it with a deprecation warning (0.12-0.15)
+    for pin in ("trl==0.11.4", "trl==0.14.0", "transformers==4.40.0"):
+        [w] = lint(f"# pip install {pin}\n" + textwrap.dedent(src), "TL804")
+        assert w.severity == Severity.WARNING, pin
+    assert lint("# pip install trl==0.16.1\n" + textwrap.dedent(src), "TL804")[0].severity == Severity.ERROR
+    # a trainer that renamed it outright in 0.12; a local subclass; an aliased module
+    orpo = src.replace("SFTConfig, SFTTrainer", "ORPOConfig, ORPOTrainer").replace("SFT", "ORPO")
+    assert lint("# pip install trl==0.12.0\n" + textwrap.dedent(orpo), "TL804")[0].severity == Severity.ERROR
+    sub = "import trl, transformers\nclass MyTrainer(trl.SFTTrainer):\n    pass\nt = MyTrainer(model=m, tokenizer=tok)\n"
+    assert codes(sub, "TL804") == ["TL804"]
+    # correct forms: processing_class, a trainer of another library, a trl class without the argument
+    assert codes(src.replace("tokenizer=tokenizer", "processing_class=tokenizer"), "TL804") == []
+    assert codes("import transformers\nfrom mylib import SFTTrainer\nt = SFTTrainer(model=m, tokenizer=tok)\n",
+                 "TL804") == []
+    assert codes("import transformers\nfrom trl import DDPOTrainer\nt = DDPOTrainer(config, reward, prompt, pipeline, tokenizer=tok)\n",
+                 "TL804") == []
 
 
 def test_tl809_versions_and_classes():

@@ -21,6 +21,9 @@ class DatasetInfo:
     task: str = "sequence-classification"  # or token-classification, multi-label, language-modeling, ...
     sorted_by_label: bool = False  # splits stored sorted by label: the first N rows are one class
     splits: tuple[str, ...] = ("train", "validation", "test")
+    #: the hub owners under which a namespaced name is this dataset (empty: any owner); copies under other
+    #: owners with other columns share the short name (`mteb/amazon_reviews_multi`)
+    owners: tuple[str, ...] = ()
 
     @property
     def display(self) -> str:
@@ -99,6 +102,10 @@ DATASETS: dict[tuple[str, str | None], DatasetInfo] = {
         _d("xsum", None, None, ["document", "summary", "id"], task="summarization"),
         _d("samsum", None, None, ["id", "dialogue", "summary"], task="summarization"),
         _d("billsum", None, None, ["text", "summary", "title"], task="summarization", splits=("train", "test", "ca_test")),
+        # product reviews: star ratings 1..5 (integers, not class ids), every language config has the same columns
+        _d("amazon_reviews_multi", None, None, ["review_id", "product_id", "reviewer_id", "stars", "review_body",
+                                                "review_title", "language", "product_category"],
+           label_column="stars", task="review-rating", owners=("defunct-datasets",)),
     ]
 }
 #: datasets whose single config is also reachable without a config name
@@ -109,7 +116,13 @@ def dataset_info(name: str | None, config: str | None = None) -> DatasetInfo | N
     """Look up a hub dataset by (short or namespaced) name and config."""
     if not name:
         return None
-    short = name.rsplit("/", 1)[-1].lower()
+    info = _lookup(name.rsplit("/", 1)[-1].lower(), config)
+    if info is not None and info.owners and "/" in name and name.rsplit("/", 1)[0].lower() not in info.owners:
+        return None
+    return info
+
+
+def _lookup(short: str, config: str | None) -> DatasetInfo | None:
     if (short, None) in DATASETS and config is None:
         return DATASETS[(short, None)]
     if (short, config) in DATASETS:

@@ -64,7 +64,7 @@ _ALIASES = {
 }
 
 #: the distributions trainlint's rules ask about (a quick check before any parsing)
-KNOWN = ("transformers", "datasets", "keras", "tensorflow", "torch", "evaluate", "accelerate", "tf-keras")
+KNOWN = ("transformers", "datasets", "keras", "tensorflow", "torch", "evaluate", "accelerate", "tf-keras", "trl")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -178,7 +178,7 @@ def upper_bound(spec: str) -> tuple[Version | None, bool]:
 
 
 #: the names of the distributions rules ask about, as a requirement can spell them
-_NAMES = (r"(?:transformers|datasets|evaluate|accelerate|torch|pytorch|keras|tf[-_.]keras|tf[-_.]nightly"
+_NAMES = (r"(?:transformers|datasets|evaluate|accelerate|trl|torch|pytorch|keras|tf[-_.]keras|tf[-_.]nightly"
           r"|tensorflow(?:[-_.](?:cpu|gpu|macos|intel|aarch64))?)")
 _KNOWN_RE = re.compile(_NAMES)  # a quick look at the lowercased text: which lines can name one
 #: one requirement: a distribution name, optional extras, then an optional specifier set

@@ -38,6 +38,10 @@ _DATASET_KEEPING_METHODS = frozenset(
     }
 )
 
+#: `tf.data.Dataset` methods that keep the examples as they are (order, batching and caching aside)
+_TF_DATA_KEEPING_METHODS = frozenset({"shuffle", "batch", "repeat", "prefetch", "cache", "take", "skip", "shard",
+                                      "with_options", "padded_batch"})
+
 
 class Dataflow:
     """Abstract values of expressions and the queries several rules share. Part of :class:`Facts`."""
@@ -148,6 +152,12 @@ class Dataflow:
                     if isinstance(key, str):
                         return dataclasses.replace(base, node=expr, split=key)
                     return dataclasses.replace(base, node=expr)
+            if isinstance(base, TFDatasetValue) and base.splits and len(expr.slice) == 1:
+                sl = expr.slice[0].slice
+                key = literal(sl.value) if isinstance(sl, cst.Index) else None
+                if isinstance(key, str):  # `tfds.load("glue/sst2")["train"]`
+                    split = dataclasses.replace(base.base, split=key) if base.base is not None else None
+                    return dataclasses.replace(base, node=expr, splits=False, base=split)
             return None
         if not isinstance(expr, cst.Call):
             return None
@@ -166,6 +176,8 @@ class Dataflow:
                     return dataclasses.replace(recv, node=call, columns_removed=recv.columns_removed or meth in ("remove_columns", "select_columns"))
                 if meth == "to_tf_dataset":
                     return self._tf_dataset(call, recv)
+            if isinstance(recv, TFDatasetValue) and not recv.splits and meth in _TF_DATA_KEEPING_METHODS:
+                return dataclasses.replace(recv, node=call)  # `ds.shuffle(100).batch(32)`: the same examples
             if meth == "to_tf_dataset":  # distinctive enough even when the receiver is unknown
                 return self._tf_dataset(call, None)
             if isinstance(recv, ModelValue) and meth == "prepare_tf_dataset":
@@ -228,6 +240,14 @@ class Dataflow:
                   "datasets.Dataset.from_generator", "datasets.DatasetDict", "datasets.load_from_disk",
                   "datasets.Dataset.from_csv", "datasets.Dataset.from_json"):
             return DatasetValue(call)
+        if qn == "tensorflow_datasets.load":
+            return self._tfds_load(call, at)
+        if qn.startswith("transformers.") and short == "glue_convert_examples_to_features":
+            # given a tf.data dataset of GLUE examples, it returns one of (features, label) pairs
+            examples = self.value_of(argument(call, "examples", 0), at, depth + 1)
+            if isinstance(examples, TFDatasetValue) and not examples.splits:
+                return TFDatasetValue(call, base=examples.base)
+            return CallValue(call, qualname=qn)
         if qn in ("evaluate.load", "datasets.load_metric"):
             return MetricValue(call, call=call)
         if qn in TRAINER_CLASSES:
@@ -254,6 +274,20 @@ class Dataflow:
         if qn in ("keras.Sequential", "keras.models.Sequential", "keras.Model", "keras.models.Model"):
             return ModelValue(call, qualname=qn, pretrained=False, call=call)
         return CallValue(call, qualname=qn)
+
+    def _tfds_load(self, call: cst.Call, at) -> TFDatasetValue | None:
+        """`tfds.load("glue/sst2", split=...)`: a tf.data dataset (a dict of them without `split=`) of a
+        catalog dataset, named `name/config:version`; `with_info=True` returns a tuple instead."""
+        if argument(call, "with_info") is not None and self.constant(argument(call, "with_info"), at) is not False:
+            return None
+        name = self.constant(argument(call, "name", 0), at)
+        split = self.constant(argument(call, "split"), at)
+        base = None
+        if isinstance(name, str):
+            ds, _, config = name.partition(":")[0].partition("/")
+            base = DatasetValue(call, hub_name=ds, hub_config=config or None,
+                                split=split if isinstance(split, str) else None)
+        return TFDatasetValue(call, base=base, splits=argument(call, "split") is None)
 
     def _tf_dataset(self, call: cst.Call, base: DatasetValue | None) -> TFDatasetValue:
         cols = argument(call, "columns", 0)

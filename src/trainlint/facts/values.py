@@ -74,6 +74,7 @@ class TFDatasetValue(Value):
     label_cols: object = None  # None (absent), list, str, UNKNOWN
     base: DatasetValue | None = None
     prepared: bool = False  # model.prepare_tf_dataset
+    splits: bool = False  # a dict of splits (`tfds.load(name)` without `split=`): `ds["train"]` is one
 
 
 @dataclasses.dataclass(frozen=True)

@@ -403,6 +403,33 @@ def _pairing_args(call: cst.Call) -> list[cst.BaseExpression]:
     return out
 
 
+def _derived_from(expr: cst.BaseExpression) -> str | None:
+    """The one array an expression is a slice, copy or function of: `x[k:]`, `x.copy()`, `np.array(x)`,
+    `pad_sequences(x, maxlen=25)` (its first positional argument); None otherwise."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Subscript):
+        return _derived_from(expr.value)
+    if isinstance(expr, cst.Call):
+        f = expr.func
+        if isinstance(f, cst.Attribute) and f.attr.value in ("copy", "reshape", "astype", "to", "float", "long",
+                                                               "numpy", "tolist") and isinstance(f.value, cst.Name):
+            return f.value.value
+        pos = [a for a in expr.args if a.keyword is None and not a.star]
+        if pos and isinstance(pos[0].value, (cst.Name, cst.Subscript)):
+            return _derived_from(pos[0].value)
+    return None
+
+
+def _same_loop(facts, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """``a`` and ``b`` run in the body of one loop."""
+    wa, wb = facts.where.get(a), facts.where.get(b)
+    if wa is None or wb is None:
+        return False
+    loops_b = {id(x) for x in wb.blocks if isinstance(x, (cst.For, cst.While))}
+    return any(id(x) in loops_b for x in wa.blocks if isinstance(x, (cst.For, cst.While)))
+
+
 def _pairing_name(facts, call: cst.Call) -> str | None:
     func = call.func
     if isinstance(func, cst.Name):
@@ -430,9 +457,65 @@ class MisalignedLabels(Rule):
     severity = Severity.ERROR
     # a pairing call, and (a lone shuffle — named shuffle/permutation/sample, from `random`, `numpy.random`
     # or `sklearn` — or an unsorted listing): (S and R) or L is (S or L) and (R or L)
-    gate = (tuple(sorted(_PAIRING)),
+    # (a `Dataset` class indexing two listings with one index: `__getitem__`, and a listing word)
+    gate = ((*sorted(_PAIRING), "__getitem__"),
             ("shuffle", "permutation", "sample", *_LISTING_WORDS),
             ("random", "sklearn", *_LISTING_WORDS))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        """A dataset class that lists two directories without sorting (`self.features = os.listdir(a)`,
+        `self.labels = os.listdir(b)`) and pairs them by position (`self.features[idx]`, `self.labels[idx]`)."""
+        methods = {s.name.value: s for s in node.body.body if isinstance(s, cst.FunctionDef)}
+        init = methods.get("__init__")
+        if init is None:
+            return
+        listings: dict[str, cst.Call] = {}
+        for assign in iter_nodes(init.body, (cst.Assign,)):
+            for t in assign.targets:
+                tgt = t.target
+                if (isinstance(tgt, cst.Attribute) and isinstance(tgt.value, cst.Name) and tgt.value.value == "self"):
+                    call = self._listing_in(assign.value)
+                    if call is not None:
+                        listings[tgt.attr.value] = call
+        if len(listings) < 2:
+            return
+        # sorted (or re-bound) anywhere in the class: `self.files.sort()`, `self.files = sorted(self.files)`
+        for n in iter_nodes(node, (cst.Call, cst.Assign)):
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "sort":
+                owner = n.func.value
+                if isinstance(owner, cst.Attribute) and owner.attr.value in listings:
+                    listings.pop(owner.attr.value)
+            elif isinstance(n, cst.Assign) and n.value not in listings.values():
+                for t in n.targets:
+                    if isinstance(t.target, cst.Attribute) and t.target.attr.value in listings:
+                        listings.pop(t.target.attr.value)
+        for name, method in methods.items():
+            if name == "__init__":
+                continue
+            by_index: dict[str, list[str]] = {}
+            for sub in iter_nodes(method.body, (cst.Subscript,)):
+                v = sub.value
+                if not (isinstance(v, cst.Attribute) and isinstance(v.value, cst.Name) and v.value.value == "self"
+                        and v.attr.value in listings and len(sub.slice) == 1
+                        and isinstance(sub.slice[0].slice, cst.Index) and isinstance(sub.slice[0].slice.value, cst.Name)):
+                    continue
+                by_index.setdefault(sub.slice[0].slice.value.value, [])
+                if v.attr.value not in by_index[sub.slice[0].slice.value.value]:
+                    by_index[sub.slice[0].slice.value.value].append(v.attr.value)
+            for idx, attrs in by_index.items():
+                if len(attrs) < 2:
+                    continue
+                a, b = sorted(attrs[:2], key=lambda n: self.ctx.facts.where[listings[n]].order)
+                call = listings[a]
+                self.report(
+                    call,
+                    f"`{self.ctx.code(call)}` returns files in arbitrary (file-system) order, and `{name}` pairs "
+                    f"`self.{a}[{idx}]` with `self.{b}[{idx}]`, another unsorted listing: features and labels can be "
+                    "misaligned, and the loss oscillates or plateaus",
+                    hint=f"sort both listings: `self.{a} = sorted(...)`, `self.{b} = sorted(...)`",
+                    severity=Severity.WARNING,
+                )
+                return
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
@@ -443,19 +526,38 @@ class MisalignedLabels(Rule):
         if len(names) < 2 or len({n.value for n in names}) != len(names):
             return
         scope = facts.where[node].function
-        shuffled = {n.value: self._shuffled(n.value, node, scope) for n in names}
+        # each array and the arrays it was derived from (`x_train = x[k:]`, `x = pad_sequences(x)`)
+        shuffled: dict[str, cst.Call | None] = {}
+        root: dict[str, str] = {}  # the array each argument comes from (the one shuffled, if one is)
+        for n in names:
+            shuffled[n.value] = self._shuffled(n.value, node, scope)
+            lineage = self._lineage(n.value, node)
+            root[n.value] = lineage[-1][0]
+            if shuffled[n.value] is not None:
+                root[n.value] = n.value
+                continue
+            for name, binding, read in lineage[1:]:
+                found = self._shuffled_between(name, binding, read, scope)
+                if found is not None:
+                    shuffled[n.value], root[n.value] = found, name
+                    break
+        if len(set(root.values())) != len(names):
+            return  # two arguments derived from one array
         listed = {n.value: self._unsorted_listing(n.value, node, scope) for n in names}
         # one array shuffled alone
         lone = [n for n in names if shuffled[n.value] is not None]
-        if len(lone) == 1 and self._copy_made_to_shuffle(lone[0].value, shuffled[lone[0].value]):
+        if len(lone) == 1 and self._copy_made_to_shuffle(root[lone[0].value], shuffled[lone[0].value]):
             return  # `random_labels = labels[:]; np.random.shuffle(random_labels)`: labels randomised on purpose
         if len(lone) == 1:
-            x = lone[0].value
-            others = [n.value for n in names if n.value != x and self._independent(n.value, node, shuffled[x], x)]
+            arg = lone[0].value
+            x = root[arg]
+            others = [n.value if root[n.value] == n.value else root[n.value] for n in names if n.value != arg
+                      and self._independent(root[n.value], node if root[n.value] == n.value else shuffled[arg],
+                                            shuffled[arg], x)]
             if others:
                 self.report(
-                    shuffled[x],
-                    f"`{self.ctx.code(shuffled[x])}` shuffles `{x}` but not `{others[0]}`, which `{kind}(...)` pairs "
+                    shuffled[arg],
+                    f"`{self.ctx.code(shuffled[arg])}` shuffles `{x}` but not `{others[0]}`, which `{kind}(...)` pairs "
                     "with it example by example: every feature now has a random label — the loss plateaus at "
                     "chance level",
                     hint=f"shuffle them together: `idx = np.random.permutation(len({x})); {x}, {others[0]} = "
@@ -482,6 +584,40 @@ class MisalignedLabels(Rule):
                                                              f", and build `{y}` from `{x}` (e.g. from each file name)"),
             severity=Severity.WARNING,
         )
+
+    def _lineage(self, name: str, at: cst.CSTNode):
+        """``name`` and the arrays it was derived from, newest first: (name, its binding, the order it is read
+        at) for `x_train = x[k:]` (a slice), `x = pad_sequences(x, ...)` (a function of one array), `x.copy()`."""
+        facts = self.ctx.facts
+        scope = facts.where[at].function
+        b = facts.lookup(name, at)
+        out = [(name, b, facts.where[at].order)]
+        for _ in range(6):
+            if b is None or not isinstance(b.value, cst.BaseExpression):
+                break
+            src = _derived_from(b.value)
+            earlier = [x for x in facts.bindings.get(scope, {}).get(src, ()) if x.order < b.order] if src else []
+            if not earlier or earlier[-1].value is None or isinstance(earlier[-1].value, cst.Param):
+                break
+            if any(n == src and x is earlier[-1] for n, x, _ in out):
+                break
+            out.append((src, earlier[-1], b.order))
+            b = earlier[-1]
+        return out
+
+    def _shuffled_between(self, name: str, binding, read_order: int, scope) -> cst.Call | None:
+        """An in-place shuffle of ``name`` after ``binding`` and before ``read_order``."""
+        facts = self.ctx.facts
+        for call in self._shuffle_calls(scope):
+            w = facts.where[call]
+            if not binding.order < w.order < read_order:
+                continue
+            qn = facts.callee(call) or ""
+            if qn in _INPLACE_SHUFFLES or self._rng_shuffle(call):
+                arg = argument(call, "x", 0)
+                if isinstance(arg, cst.Name) and arg.value == name:
+                    return call
+        return None
 
     # -- shuffles --------------------------------------------------------------------------
     def _shuffled(self, name: str, at: cst.Call, scope) -> cst.Call | None:
@@ -559,12 +695,14 @@ class MisalignedLabels(Rule):
         if b is None:
             return False
         scope = facts.where[at].function
+        since_order = facts.where[since].order
         for call in facts.index.get("Call", ()):
             f = call.func
             if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == name
                     and f.attr.value in ("append", "extend", "insert", "shuffle", "sort")
-                    and facts.where[call].function is scope):
-                return False
+                    and facts.where[call].function is scope
+                    and (facts.where[call].order > since_order or _same_loop(facts, call, since))):
+                return False  # built after the shuffle or listing (from it), or in the same loop
         for aug in facts.index.get("AugAssign", ()):
             if isinstance(aug.target, cst.Name) and aug.target.value == name and facts.where[aug].function is scope:
                 return False

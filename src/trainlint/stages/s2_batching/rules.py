@@ -27,6 +27,7 @@ from trainlint.facts import (
 )
 from trainlint.facts.datasets import dataset_chain
 from trainlint.findings import Applicability, Severity
+from trainlint.pins import versions_of
 from trainlint.rule import Rule, register
 
 
@@ -39,12 +40,16 @@ class NoPaddingCollator(Rule):
     severity = Severity.ERROR
     probe = ("Forms one batch with `trainer.get_train_dataloader()`; a collation failure confirms it "
              "and shows the offending sequence lengths.")
-    # a Trainer, and a `datasets` dataset tokenized by `.map`
-    gate = (TRAINER_WORDS, ("transformers",), ("datasets",), ("map",))
+    # a Trainer (or a DataLoader with transformers' default collator), and a `datasets` dataset tokenized by `.map`
+    gate = ((*TRAINER_WORDS, "default_data_collator", "DefaultDataCollator"), ("transformers",), ("datasets",),
+            ("map",))
     fix = Applicability.UNSAFE
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
+        if (facts.callee(node) or "") == "torch.utils.data.DataLoader":
+            self._loader(node)
+            return
         if not facts.is_trainer_class(node.func, node) or has_star_kwargs(node):
             return
         if given(node, "data_collator", 2) is not None:
@@ -89,6 +94,68 @@ class NoPaddingCollator(Rule):
                     fix=self._fix(node),
                 )
                 return
+
+    def _loader(self, node: cst.Call) -> None:
+        """`DataLoader(ds, shuffle=True, batch_size=8, collate_fn=default_data_collator)` over data a batched
+        `.map` padded with `padding=True`: each map batch (1000 rows) is padded to its own longest row, and a
+        shuffled loader batch mixes rows of several map batches. Reported only for that explicit per-map-batch
+        padding (a map function that calls the tokenizer without padding may pad by hand afterwards, as
+        peft's causal-LM examples do) and a loader whose batches cross map batches."""
+        facts = self.ctx.facts
+        if has_star_kwargs(node) or keyword(node, "batch_sampler") is not None:
+            return
+        collate = argument(node, "collate_fn")
+        if collate is None or not self._default_collator(collate, node):
+            return
+        size_arg = argument(node, "batch_size", 1)
+        size = facts.constant(size_arg, node) if size_arg is not None else 1  # the DataLoader's default: 1
+        if size == 1 or size is None:
+            return
+        expr = argument(node, "dataset", 0)
+        value = facts.value_of(expr, node) if expr is not None else None
+        if not isinstance(value, DatasetValue) or not value.tokenized or value.fixed_length:
+            return
+        chain = dataset_chain(facts, expr, node)
+        if chain is None:
+            return
+        padded = None  # the map that pads each of its batches to that batch's longest row
+        for step in chain[1]:
+            if step.kind != "method" or step.name != "map":
+                continue
+            fn = facts.function_def(argument(step.node, "function", 0), step.node)
+            if fn is None:
+                continue
+            t = facts.tokenization_of(fn)
+            if not t.calls_tokenizer:
+                continue
+            if t.padding in (True, "longest") and facts.constant(argument(step.node, "batched"), step.node) is True \
+                    and not _pads_by_hand(fn):
+                padded = step.node
+            elif t.padding is not None:
+                padded = None  # padded again (or unknown) by a later map
+        if padded is None:
+            return
+        shuffled = facts.constant(argument(node, "shuffle", 2), node) is True
+        map_size = facts.constant(argument(padded, "batch_size"), padded) if argument(padded, "batch_size") else 1000
+        crosses = isinstance(size, int) and isinstance(map_size, int) and map_size > 0 and map_size % size != 0
+        if not (shuffled or crosses):
+            return  # in order, and every loader batch inside one map batch: the lengths agree
+        self.report(
+            collate,
+            f"`{self.ctx.code(collate)}` stacks the examples as they are, but `{self.ctx.code(expr)}` was padded with "
+            "`padding=True` in a batched `.map`, which pads each map batch to its own longest row: a loader batch "
+            "that takes rows of two map batches fails with \"ValueError: expected sequence of length 595 at dim 1 "
+            "(got 589)\"",
+            hint="pad per loader batch: `collate_fn=DataCollatorWithPadding(tokenizer)` (or `padding=\"max_length\"` "
+            "in the map function)",
+        )
+
+    def _default_collator(self, expr, at) -> bool:
+        facts = self.ctx.facts
+        if facts.qualname(expr) == "transformers.default_data_collator":
+            return True
+        call = _bound_call(facts, expr, at)
+        return call is not None and facts.callee(call) == "transformers.DefaultDataCollator"
 
     def _batch_size(self, trainer: cst.Call, split: str):
         """The literal `per_device_{split}_batch_size` of the TrainingArguments given to ``trainer``."""
@@ -183,6 +250,132 @@ _RAW_COLUMNS = frozenset({
 })
 
 
+#: the class names of `_PADDING_COLLATORS` (gate words)
+_PADDING_COLLATOR_WORDS = tuple(sorted(q.rsplit(".", 1)[-1] for q in _PADDING_COLLATORS))
+#: dataset methods after which the columns are no longer the map's (or are chosen explicitly)
+_COLUMN_CHOOSING = frozenset({"remove_columns", "select_columns", "set_format", "with_format", "rename_column",
+                              "rename_columns", "flatten", "to_tf_dataset", "with_transform", "set_transform"})
+#: in-place methods that change the columns or the format of a dataset
+_INPLACE_FORMAT = ("set_format", "set_transform", "reset_format", "remove_columns_", "rename_column_")
+
+
+def _example_source(facts, expr, at) -> cst.BaseExpression | None:
+    """The dataset a list of examples is drawn from: `[ds[i] for i in range(2)]` or `[ds[0], ds[1]]` (through a
+    name bound to it)."""
+    if isinstance(expr, cst.Name):
+        b = facts.lookup(expr.value, at)
+        expr = b.value if b is not None else None
+    if isinstance(expr, cst.ListComp) and isinstance(expr.elt, cst.Subscript):
+        elts = [expr.elt]
+    elif isinstance(expr, cst.List) and expr.elements:
+        elts = [e.value for e in expr.elements]
+    else:
+        return None
+    sources = set()
+    for e in elts:
+        if not (isinstance(e, cst.Subscript) and len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index)):
+            return None
+        if isinstance(literal(e.slice[0].slice.value), str):
+            return None  # a column, not an example
+        sources.add(e.value)
+    if len(sources) != 1:
+        codes = {facts.module.code_for_node(s) for s in sources}
+        if len(codes) != 1:
+            return None
+    return next(iter(sources))
+
+
+def _map_steps(facts, expr, at, _depth: int = 0) -> list[tuple[str, cst.Call]] | None:
+    """The method calls a dataset expression went through, in order (through names, subscripts and method
+    chains); None when something else intervenes (a function call, a comprehension)."""
+    if expr is None or _depth > 20:
+        return None
+    if isinstance(expr, cst.Name):
+        b = facts.lookup(expr.value, at if at in facts.where else expr)
+        if b is None or not isinstance(b.value, (cst.Call, cst.Subscript, cst.Name)):
+            return None
+        return _map_steps(facts, b.value, b.value if b.value in facts.where else at, _depth + 1)
+    if isinstance(expr, cst.Subscript):
+        return _map_steps(facts, expr.value, at, _depth + 1)
+    if isinstance(expr, cst.Call):
+        if isinstance(expr.func, cst.Attribute):
+            inner = _map_steps(facts, expr.func.value, at, _depth + 1)
+            if inner is None:
+                return [] if facts.callee(expr) else None
+            return inner + [(expr.func.attr.value, expr)]
+        return []  # the origin: `load_dataset(...)`, `DatasetDict()`, a helper
+    return None
+
+
+def _kept_text_columns(facts, data, at) -> list[str]:
+    """The columns the tokenizing `.map` of ``data`` read and gave to the tokenizer (text, then), which it kept:
+    no `remove_columns` there or later, no change of format or columns, nothing in place on a dataset."""
+    if any(next(facts.method_calls(m), None) is not None for m in _INPLACE_FORMAT):
+        return []
+    value = facts.value_of(data, at)
+    if not isinstance(value, DatasetValue) or not value.tokenized or value.columns_removed:
+        return []
+    steps = _map_steps(facts, data, at)
+    if not steps:
+        return []
+    kept: list[str] = []
+    for meth, call in steps:
+        if meth in _COLUMN_CHOOSING or has_star_kwargs(call):
+            return []
+        if meth != "map":
+            continue
+        if keyword(call, "remove_columns") is not None or keyword(call, "input_columns") is not None:
+            return []
+        fn = facts.function_def(argument(call, "function", 0), call)
+        if fn is not None:
+            kept.extend(c for c in _tokenized_columns(facts, fn) if c not in kept)
+    return kept
+
+
+def _tokenized_columns(facts, fn) -> list[str]:
+    """`examples["col"]` reads of the map function's first parameter that reach a tokenizer call (directly, or
+    through a local name bound in the function)."""
+    params = fn.params.params if fn.params else ()
+    if not params:
+        return []
+    pname = params[0].name.value
+
+    def reads(node) -> list[str]:
+        out = []
+        for sub in iter_nodes(node, (cst.Subscript,)):
+            if (isinstance(sub.value, cst.Name) and sub.value.value == pname and len(sub.slice) == 1
+                    and isinstance(sub.slice[0].slice, cst.Index)):
+                key = literal(sub.slice[0].slice.value)
+                if isinstance(key, str):
+                    out.append(key)
+        return out
+
+    local: dict[str, list[str]] = {}
+    if isinstance(fn, cst.FunctionDef):
+        for assign in iter_nodes(fn.body, (cst.Assign,)):
+            for t in assign.targets:
+                if isinstance(t.target, cst.Name):
+                    local.setdefault(t.target.value, []).extend(reads(assign.value))
+    cols: list[str] = []
+    for c in iter_calls(fn.body):
+        if not facts.is_tokenizer_call(c, fn):
+            continue
+        for a in c.args:
+            if a.keyword is not None and a.keyword.value not in ("text", "text_pair", "text_target"):
+                continue
+            found = reads(a.value) + [k for n in iter_nodes(a.value, (cst.Name,)) for k in local.get(n.value, ())]
+            cols.extend(k for k in found if k not in cols)
+    return cols
+
+
+def _pads_by_hand(fn) -> bool:
+    """The function pads sequences itself (`[tokenizer.pad_token_id] * (max_length - len(ids))`, `tokenizer.pad`)."""
+    for node in iter_nodes(fn, (cst.Attribute,)):
+        if node.attr.value in ("pad_token_id", "pad", "pad_sequence"):
+            return True
+    return False
+
+
 def _training_arguments(facts, trainer: cst.Call) -> cst.Call | None:
     """The `TrainingArguments(...)` call given to a Trainer (directly or through a name)."""
     expr = argument(trainer, "args", 1)
@@ -211,14 +404,17 @@ class UnpaddableColumns(Rule):
     severity = Severity.ERROR
     probe = ("Forms one batch with `trainer.get_train_dataloader()`; a collation failure with string columns "
              "reaching the collator confirms it.")
-    # a Trainer given `TrainingArguments(...)`, and either string columns (`remove_unused_columns=False`, a
-    # tokenized `load_dataset(...)` dataset) or a custom collator for a `from_pretrained` model
-    gate = (TRAINER_WORDS, ("transformers",), TRAINING_ARGS_WORDS,
-            ("remove_unused_columns", "from_pretrained"), ("load_dataset", "from_pretrained"),
+    # either a Trainer given `TrainingArguments(...)`, with string columns (`remove_unused_columns=False`, a
+    # tokenized `load_dataset(...)` dataset) or a custom collator for a `from_pretrained` model; or a padding
+    # collator of transformers called on examples (or given to a DataLoader) of a dataset tokenized by `.map`
+    gate = (("transformers",), (*TRAINER_WORDS, *_PADDING_COLLATOR_WORDS), (*TRAINING_ARGS_WORDS, *_PADDING_COLLATOR_WORDS),
+            ("remove_unused_columns", "from_pretrained", "map"), ("load_dataset", "from_pretrained", "map"),
             ("map", "from_pretrained"))
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
+        if self._kept_text_to_collator(node):
+            return
         if not facts.is_trainer_class(node.func, node) or has_star_kwargs(node):
             return
         targs = _training_arguments(facts, node)
@@ -233,6 +429,42 @@ class UnpaddableColumns(Rule):
             self._strings_to_padding(node, collator_expr)
         else:
             self._custom_collator(node, targs, collator_expr)
+
+    def _kept_text_to_collator(self, node: cst.Call) -> bool:
+        """`data_collator([ds["train"][i] for i in range(2)])` or `DataLoader(ds, collate_fn=data_collator)`
+        with a padding collator, where `ds` was tokenized by a `.map` that kept the text columns it tokenized
+        (no `remove_columns`): the collator tries to make tensors of the strings. True when ``node`` is such
+        a call (reported or not)."""
+        facts = self.ctx.facts
+        if (facts.callee(node) or "") == "torch.utils.data.DataLoader":
+            collator, data = argument(node, "collate_fn"), argument(node, "dataset", 0)
+            if collator is None or data is None:
+                return True
+        elif isinstance(node.func, cst.Name) and len(node.args) == 1 and node.args[0].keyword is None \
+                and not node.args[0].star:
+            collator, data = node.func, _example_source(facts, node.args[0].value, node)
+            if data is None:
+                return False
+        else:
+            return False
+        call = _bound_call(facts, collator, node)
+        if call is None or facts.callee(call) not in _PADDING_COLLATORS:
+            return True
+        kept = _kept_text_columns(facts, data, node)
+        if not kept:
+            return True
+        name = facts.callee(call).rsplit(".", 1)[-1]
+        self.report(
+            node.args[0].value if collator is node.func else data,
+            f"`{self.ctx.code(data)}` still holds the text column{'s' if len(kept) > 1 else ''} "
+            f"{', '.join(repr(c) for c in kept)} that its `.map` tokenized (no `remove_columns`), and `{name}` "
+            "tries to pad every column: forming the batch fails with \"ValueError: Unable to create tensor, you "
+            f"should probably activate truncation and/or padding ... Perhaps your features (`{kept[0]}` in this "
+            "case) have excessive nesting\" (or \"too many dimensions 'str'\")",
+            hint=f"drop the raw columns in the `.map`: `remove_columns=[{', '.join(repr(c) for c in kept)}, ...]` (every "
+            "raw column: the raw split's `.column_names`), or `.remove_columns([...])` before batching",
+        )
+        return True
 
     def _strings_to_padding(self, node: cst.Call, collator_expr) -> None:
         facts = self.ctx.facts
@@ -503,8 +735,9 @@ class BatchEncodingToFit(Rule):
     name = "batchencoding-to-fit"
     severity = Severity.ERROR
     fix = Applicability.SAFE
-    # a Keras data method on a Keras model (`keras.`, `tf.keras.`, `tf_keras.` qualified names)
-    gate = (_KERAS_DATA_METHODS, ("keras", "tf_keras"))
+    # a Keras data method on a Keras model (`keras.`, `tf.keras.`, `tf_keras.` qualified names) or on a
+    # transformers TF model (`TF…` classes) of a script pinned to transformers < 4.38
+    gate = (_KERAS_DATA_METHODS, ("keras", "tf_keras", "TF*"))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -512,8 +745,11 @@ class BatchEncodingToFit(Rule):
             return
         facts = self.ctx.facts
         model = facts.value_of(func.value, node)
-        if not isinstance(model, ModelValue) or not model.qualname.startswith("keras."):
-            return  # transformers TF models convert a BatchEncoding themselves (since 4.38)
+        if not isinstance(model, ModelValue):
+            return
+        old_tf_model = model.tf and versions_of(self.ctx).below("transformers", (4, 38))
+        if not model.qualname.startswith("keras.") and not old_tf_model:
+            return  # transformers TF models convert a BatchEncoding themselves since transformers 4.38
         candidates = [argument(node, "x", 0)]
         vd = argument(node, "validation_data")
         if isinstance(vd, cst.Tuple) and vd.elements:
@@ -522,12 +758,18 @@ class BatchEncodingToFit(Rule):
             if expr is None or not self._is_encoding(expr, node):
                 continue
             shown = self.ctx.code(expr)
+            if old_tf_model:
+                pin = versions_of(self.ctx).pin("transformers")
+                symptom = (f"`{model.cls}.{func.attr.value}` converts it to a dict only from transformers 4.38 "
+                           f"(this script runs with {pin.describe()}): Keras mistakes the mapping for other data "
+                           "and fails in its data adapter (e.g. \"ValueError: too many values to unpack (expected 2)\")")
+            else:
+                symptom = (f"`{func.attr.value}` fails with \"ValueError: Unrecognized data type: x={{'input_ids': ...}} "
+                           "(of type <class 'transformers.tokenization_utils_base.BatchEncoding'>)\" (tf-keras: \"Cannot "
+                           'generate a hashable key for IteratorSpec")')
             self.report(
                 expr,
-                f"`{shown}` is the tokenizer's `BatchEncoding`, which Keras does not accept as input data: "
-                f"`{func.attr.value}` fails with \"ValueError: Unrecognized data type: x={{'input_ids': ...}} "
-                "(of type <class 'transformers.tokenization_utils_base.BatchEncoding'>)\" (tf-keras: \"Cannot "
-                'generate a hashable key for IteratorSpec")',
+                f"`{shown}` is the tokenizer's `BatchEncoding`, which Keras does not accept as input data: {symptom}",
                 hint=f"pass a plain dict: `dict({shown})`",
                 fix=self.ctx.fix(Applicability.SAFE, "wrap in `dict(...)`", self.ctx.replace(expr, f"dict({shown})")),
             )

@@ -367,9 +367,10 @@ class HeadTaskMismatch(Rule):
     code = "TL302"
     name = "head-task-mismatch"
     severity = Severity.ERROR
-    #: the model goes to a Trainer (or a subclass) or a Keras `fit` with a known hub dataset
+    #: the model goes to a Trainer (or a subclass) or a Keras `fit` with a known hub dataset (`datasets` or
+    #: TensorFlow Datasets)
     gate = (("from_pretrained", "from_config"), ("*ForSequenceClassification", "*ForTokenClassification"),
-            (*TRAINER_WORDS, "fit"), ("load_dataset",))
+            (*TRAINER_WORDS, "fit"), ("load_dataset", "tensorflow_datasets"))
 
     _HEADS_FOR_TASK = {
         "sequence-classification": "AutoModelForSequenceClassification",
@@ -391,9 +392,11 @@ class HeadTaskMismatch(Rule):
             return
         symptom = None
         if value.head == "token-classification" and info.task in ("sequence-classification", "regression", "multi-label"):
+            failure = ("an assertion on the shapes in SparseSoftmaxCrossEntropyWithLogits (\"logits and labels "
+                       "must have the same first dimension\")" if value.tf else
+                       "\"ValueError: Expected input batch_size (4096) to match target batch_size (32)\"")
             symptom = (f"{info.display} has one label per example, but `{value.cls}` predicts one label per "
-                       "token: the loss fails with \"ValueError: Expected input batch_size (4096) to match target "
-                       "batch_size (32)\"")
+                       f"token: the loss fails with {failure}")
         elif value.head == "sequence-classification" and info.task == "token-classification":
             symptom = (f"{info.display} has one label per token (`{info.label_column}`), but `{value.cls}` predicts "
                        "one label per sequence: the loss fails on the label shape (\"Expected input batch_size (32) "

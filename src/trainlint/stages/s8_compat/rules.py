@@ -9,6 +9,7 @@ from trainlint.facts import (
     TRAINER_WORDS,
     TRAINING_ARGS_CLASSES,
     TRAINING_ARGS_WORDS,
+    ClassValue,
     MetricValue,
     argument,
     dotted,
@@ -264,9 +265,78 @@ class TrainerTokenizerArgument(RenamedKeyword):
     severity = Severity.ERROR
     fix = Applicability.SAFE
     probe = "The TypeError is reported at the script's own line."
-    #: the keyword itself, and a Trainer class (imported, aliased or a base of a local subclass)
-    gate = (("tokenizer",), TRAINER_WORDS)
+    #: the keyword itself, and a Trainer class (imported, aliased or a base of a local subclass): one of
+    #: transformers' or of trl's (`SFTTrainer`, `DPOTrainer`, ...: every name ends in `Trainer`)
+    gate = (("tokenizer",), (*TRAINER_WORDS, "*Trainer"))
     old, new, owner = "tokenizer", "processing_class", "trainer"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.ctx.facts.is_trainer_class(node.func, node):
+            super().visit_Call(node)
+            return
+        arg = next((a for a in node.args if a.keyword is not None and a.keyword.value == self.old), None)
+        if arg is None:
+            return
+        cls = _trl_trainer(self.ctx.facts, node.func, node)
+        if cls is None:
+            return
+        deprecated, removed = _TRL_TOKENIZER[cls]
+        callee = self.ctx.code(node.func)
+        versions = versions_of(self.ctx)
+        pin = versions.pin("trl")
+        state = "removed"  # no evidence: the latest trl
+        if pin is not None:
+            state = "accepted" if pin.below(deprecated) else "deprecated" if pin.below(removed) else "removed"
+        else:
+            # trl 0.12 needs transformers 4.46: a script on an older transformers runs a trl that takes `tokenizer=`
+            tf_pin = versions.pin("transformers")
+            if tf_pin is not None and tf_pin.below((4, 46)):
+                pin, state = tf_pin, "accepted"
+        runs = f" (this script runs with {pin.describe()})" if pin is not None and pin.level != INSTALLED else ""
+        gone = _version_text(removed)
+        renamed = f"the argument is `{self.new}` since trl 0.12"
+        if state == "removed":
+            msg = (f"`{callee}({self.old}=...)` fails on trl {gone} and later{runs}: \"TypeError: __init__() got an "
+                   f"unexpected keyword argument '{self.old}'\" ({renamed})")
+            sev = Severity.ERROR
+        else:
+            now = "is accepted here" if state == "accepted" else "is deprecated"
+            msg = (f"`{callee}({self.old}=...)` {now}{runs}, but it is a TypeError from trl {gone} on "
+                   f"(\"unexpected keyword argument '{self.old}'\"; {renamed})")
+            sev = Severity.WARNING
+        fix = None
+        if not any(a.keyword is not None and a.keyword.value == self.new for a in node.args):
+            fix = self.ctx.fix(Applicability.SAFE, f"Rename `{self.old}=` to `{self.new}=`",
+                               self.ctx.replace(arg.keyword, self.new))
+        self.report(arg.keyword, msg, hint=f"rename it: `{self.new}=`", severity=sev, fix=fix)
+
+
+#: trl's trainers that took `tokenizer=` (trl 0.11) and the releases that changed it: (deprecated in, removed
+#: in). `SFTTrainer` and `DPOTrainer` kept the old name as a deprecated alias from 0.12 to 0.15; the others
+#: renamed it to `processing_class` in 0.12 outright.
+_TRL_TOKENIZER = {
+    **dict.fromkeys(("SFTTrainer", "DPOTrainer"), ((0, 12), (0, 16))),
+    **dict.fromkeys(("BCOTrainer", "CPOTrainer", "IterativeSFTTrainer", "KTOTrainer", "NashMDTrainer",
+                     "OnlineDPOTrainer", "ORPOTrainer", "RewardTrainer", "RLOOTrainer", "XPOTrainer"),
+                    ((0, 12), (0, 12))),
+}
+
+
+def _version_text(v: tuple[int, ...]) -> str:
+    return ".".join(map(str, v))
+
+
+def _trl_trainer(facts, func: cst.BaseExpression, at: cst.CSTNode) -> str | None:
+    """The trl trainer class ``func`` names (imported from trl, or a local subclass of one)."""
+    qn = facts.qualname(func)
+    if qn is None and isinstance(func, cst.Name):
+        v = facts.value_of(func, at)
+        bases = v.bases if isinstance(v, ClassValue) else ()
+        qn = next((b for b in bases if b.startswith("trl.")), None)
+    if qn is None or not qn.startswith("trl."):
+        return None
+    cls = qn.rsplit(".", 1)[-1]
+    return cls if cls in _TRL_TOKENIZER else None
 
 
 @register
