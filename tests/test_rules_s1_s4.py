@@ -227,6 +227,37 @@ def test_tl305_partial_freezing_quiet():
         assert "TL305" not in codes(src, select="ALL"), v
 
 
+LIPFD = """
+import torch
+import torch.nn as nn
+class Trainer(nn.Module):
+    def __init__(self, opt):
+        self.model = build_model(opt.arch)
+        if opt.fix_encoder:
+            for name, p in self.model.named_parameters():
+                if name.split(".")[0] in ["encoder"]:
+                    p.requires_grad = False
+                else:
+                    p.requires_grad = ELSE
+            params = self.model.parameters()
+        self.optimizer = torch.optim.AdamW(params, lr=opt.lr)
+"""
+
+
+def test_tl305_both_branches_freeze():
+    # AaronComo/LipFD#18: the `else` branch was meant to keep the rest trainable
+    [f] = lint(LIPFD.replace("ELSE", "False"), "TL305")
+    assert f.start.row == 12 and "both branches" in f.message and "`self.model`" in f.message
+    assert codes(LIPFD.replace("ELSE", "True"), "TL305") == []
+    # a loop that freezes on one branch only, and one whose `if` has no `else`
+    one = LIPFD.replace("                else:\n                    p.requires_grad = ELSE\n", "")
+    assert codes(one, "TL305") == []
+    # a head added after the loop: something is left to train
+    head = LIPFD.replace("ELSE", "False").replace("            params =", "            self.model.head = nn.Linear(8, 2)\n"
+                                                 "            params =")
+    assert codes(head, "TL305") == []
+
+
 def test_tl305_frozen_teacher_quiet():
     src = """
     import torch

@@ -570,19 +570,26 @@ class FrozenModel(Rule):
             return
         w = facts.where.get(assign)
         loop = w.inside(cst.For) if w else None
-        if loop is None or _conditional(w, loop):
+        if loop is None:
             return
+        if _conditional(w, loop):
+            # `if ...: p.requires_grad = False else: p.requires_grad = False` inside the loop freezes all the
+            # same (reported at the `else` branch's, which was meant to stay trainable)
+            branch = _both_branches_freeze(w, loop, assign, target.value.value)
+            if branch is None or branch == "body" or _conditional(w, loop, inner_ok=True):
+                return
         it = loop.iter
         if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute)
                 and it.func.attr.value in ("parameters", "named_parameters") and not it.args
-                and isinstance(it.func.value, cst.Name)):
+                and dotted(it.func.value) is not None):
             return
         var = _loop_param_name(loop.target, it.func.attr.value)
         if var != target.value.value:
             return
-        self._check_frozen(it.func.value.value, loop, target)
+        both = " (both branches of the `if` in the loop set `requires_grad = False`)" if _conditional(w, loop) else ""
+        self._check_frozen(dotted(it.func.value), loop, target, both)
 
-    def _check_frozen(self, model_name: str, at: cst.CSTNode, report_node: cst.CSTNode) -> None:
+    def _check_frozen(self, model_name: str, at: cst.CSTNode, report_node: cst.CSTNode, how: str = "") -> None:
         facts = self.ctx.facts
         src = self.ctx.source
         if _unfreezes(facts) or re.search(r"(?<![a-z])(?:peft|lora|adapter)", src, re.I):
@@ -597,7 +604,7 @@ class FrozenModel(Rule):
             return
         self.report(
             report_node,
-            f"every parameter of `{model_name}` is frozen before it is trained ({trained}): no weight can change — "
+            f"every parameter of `{model_name}` is frozen{how} before it is trained ({trained}): no weight can change — "
             '`loss.backward()` fails with "RuntimeError: element 0 of tensors does not require grad and does not '
             'have a grad_fn"',
             hint=f"freeze only the body (e.g. `for p in {model_name}.base_model.parameters(): ...`) and keep the head "
@@ -619,8 +626,11 @@ class FrozenModel(Rule):
             qn = facts.callee(call) or ""
             if qn.startswith("torch.optim.") and call.args:
                 p = call.args[0].value
+                if isinstance(p, cst.Name):  # `params = model.parameters(); AdamW(params, ...)`
+                    b = facts.lookup(p.value, call)
+                    p = b.value if b is not None and isinstance(b.value, cst.Call) else p
                 if (isinstance(p, cst.Call) and isinstance(p.func, cst.Attribute) and p.func.attr.value == "parameters"
-                        and isinstance(p.func.value, cst.Name) and p.func.value.value == model_name):
+                        and dotted(p.func.value) == model_name):
                     return f"`{self.ctx.code(call.func)}({model_name}.parameters())`"
         return None
 
@@ -662,17 +672,49 @@ class FrozenModel(Rule):
         )
 
 
-def _conditional(w, loop: cst.For | None = None) -> bool:
+def _both_branches_freeze(w, loop: cst.For, assign: cst.Assign, var: str) -> str | None:
+    """"body" / "else" when the innermost `if` inside ``loop`` around ``assign`` has an `else` and both branches
+    set `var.requires_grad = False` (which branch ``assign`` is in); None otherwise."""
+    inner = [b for b in w.blocks[w.blocks.index(loop) + 1:]] if loop in w.blocks else []
+    if len(inner) != 1 or not isinstance(inner[0], cst.If) or not isinstance(inner[0].orelse, cst.Else):
+        return None
+    node = inner[0]
+
+    def freezes(block) -> bool:
+        for a in iter_nodes(block, (cst.Assign,)):
+            for t in a.targets:
+                tg = t.target
+                if (isinstance(tg, cst.Attribute) and tg.attr.value == "requires_grad" and isinstance(tg.value, cst.Name)
+                        and tg.value.value == var and literal(a.value) is False):
+                    return True
+        return False
+
+    if not (freezes(node.body) and freezes(node.orelse)):
+        return None
+    return "else" if any(a is assign for a in iter_nodes(node.orelse, (cst.Assign,))) else "body"
+
+
+def _conditional(w, loop: cst.For | None = None, inner_ok: bool = False) -> bool:
     """The statement may not run: an `if` (other than the `__main__` guard), a `while`, or a loop other
-    than ``loop`` encloses it."""
+    than ``loop`` encloses it (``inner_ok``: not counting the blocks inside ``loop``, nor an `if` around
+    ``loop`` that only decides whether to freeze: a configuration flag)."""
+    seen_loop = False
     for b in w.blocks:
         if b is loop:
+            seen_loop = True
+            continue
+        if inner_ok and (seen_loop or (isinstance(b, cst.If) and _flag_test(b.test))):
             continue
         if isinstance(b, (cst.While, cst.For)):
             return True
         if isinstance(b, cst.If) and "__main__" not in cst.Module([]).code_for_node(b.test):
             return True
     return False
+
+
+def _flag_test(test: cst.BaseExpression) -> bool:
+    """`if opt.fix_encoder:` / `if args.freeze:`: an option read from a configuration object."""
+    return isinstance(test, cst.Attribute) and isinstance(test.value, (cst.Name, cst.Attribute))
 
 
 def _loop_param_name(target: cst.BaseExpression, meth: str) -> str | None:
@@ -707,7 +749,7 @@ def _attribute_assigned_later(facts, name: str, at: cst.CSTNode) -> bool:
         for t in a.targets:
             tgt = t.target
             while isinstance(tgt, cst.Attribute):
-                if isinstance(tgt.value, cst.Name) and tgt.value.value == name:
+                if dotted(tgt.value) == name:
                     return True
                 tgt = tgt.value
     return False
