@@ -344,6 +344,10 @@ def _probe(file_paths, findings, run, python, timeout, rows, tiny_model, overfit
     run.probe_details = list(report.details)
     if report.outcome == "asset-missing":
         run.probe_incomplete = "the probe did not reach training (asset-missing: see the probe notes for how to fetch it)"
+    elif report.outcome == "script-error":
+        # The error may be in the training loop itself (a hand-written loop's first batch): the probe ran
+        # up to it, not "before training"; the checks after it did not run.
+        run.probe_incomplete = "the probe stopped at the script's error (script-error): the checks after it did not run"
     elif report.outcome != "reached-training":
         run.probe_incomplete = f"the probe did not reach training ({report.outcome or 'no result'})"
     elif report.incomplete:

@@ -11,6 +11,7 @@ import importlib
 import json
 import os
 import platform
+import re
 import runpy
 import sys
 import time
@@ -114,7 +115,8 @@ def _process_watchdog(limit: int) -> None:
 #: Where a model or dataset is missing from the local cache and the network would be needed.
 _ASSET_WORDS = ("we couldn't connect", "couldn't reach", "offlinemodeisenabled", "localentrynotfounderror",
                 "on the hugging face hub", "huggingface.co", "offline mode", "is not available offline",
-                "outgoing traffic has been disabled")
+                "outgoing traffic has been disabled", "url fetch failure", "temporary failure in name resolution",
+                "name or service not known", "network is unreachable", "urlopen error")
 
 
 def _asset_problem(exc: BaseException) -> str | None:
@@ -128,7 +130,7 @@ def _asset_problem(exc: BaseException) -> str | None:
     names = {type(c).__name__ for c in chain}
     text = " ".join(f"{type(c).__name__} {c}" for c in chain).lower()
     net = {"LocalEntryNotFoundError", "OfflineModeIsEnabled", "ConnectionError", "HfHubHTTPError",
-           "DatasetNotFoundError", "ConnectTimeout", "MaxRetryError", "NewConnectionError"}
+           "DatasetNotFoundError", "ConnectTimeout", "MaxRetryError", "NewConnectionError", "URLError", "gaierror"}
     if not (names & net or any(w in text for w in _ASSET_WORDS)):
         return None
     if not isinstance(exc, (OSError, ConnectionError, ValueError, RuntimeError, FileNotFoundError)) and not names & net:
@@ -153,6 +155,46 @@ def _resource_limit(exc: BaseException, config: dict) -> str | None:
     if isinstance(exc, OSError) and exc.errno == errno.EAGAIN and config.get("max_processes"):
         return (f"the script hit the probe's limit of {config['max_processes']} processes "
                 f"({type(exc).__name__}: {exc}): --probe-processes raises it")
+    return None
+
+
+#: Options that name where a script writes (`--output_dir out`, `--logging-dir=runs`, `--save_path m.pt`).
+_OUTPUT_OPTION = re.compile(r"^--?(output|out|save|logging|log)[_-]?(dir|directory|path|folder)$", re.IGNORECASE)
+
+
+def _redirect_output_args(argv: list[str], workdir: str) -> tuple[list[str], list[str]]:
+    """Point the script's output options into the work directory, the only writable place of the
+    sandbox (a script's own ``os.makedirs(args.output_dir)`` would fail there). Returns the new
+    argv and a description of each change."""
+    out, changed = list(argv), []
+    root = os.path.join(workdir, "outputs")
+    i = 1
+    while i < len(out):
+        arg = out[i]
+        name, eq, value = arg.partition("=")
+        at = i if eq else i + 1
+        if not eq:
+            value = out[i + 1] if i + 1 < len(out) else ""
+        if (_OUTPUT_OPTION.match(name) and value and not value.startswith("-")
+                and not os.path.abspath(value).startswith(workdir + os.sep)):
+            target = os.path.join(root, str(len(changed) + 1))
+            out[at] = f"{name}={target}" if eq else target
+            changed.append(f"{name} {value}")
+        i = at + 1
+    return out, changed
+
+
+def _read_only_write(exc: BaseException) -> str | None:
+    """The path of a write the read-only sandbox refused (EROFS), else None."""
+    import errno
+
+    e: BaseException | None = exc
+    seen: set[int] = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno == errno.EROFS:
+            return str(e.filename) if e.filename is not None else "?"
+        e = e.__cause__ or e.__context__
     return None
 
 
@@ -194,6 +236,9 @@ def main() -> int:
     _install_plugins(list(config.get("plugins", ())))
 
     sys.argv = list(config.get("argv") or [config["script"]])
+    sys.argv, redirected = _redirect_output_args(sys.argv, os.path.realpath(h.workdir))
+    if redirected:
+        h.note(f"output options redirected into the probe's temporary directory: {', '.join(redirected)}")
     script_dir = os.path.dirname(h.script_path)
     # As `python script.py` would: the script's directory first on sys.path; drop the shim's entry
     # point (-m) directory that Python put there.
@@ -222,9 +267,18 @@ def main() -> int:
         if not h.ended():
             limit = _resource_limit(exc, config)
             asset = None if limit else _asset_problem(exc)
+            refused = None if limit or asset is not None else _read_only_write(exc)
             line = h.user_line(exc.__traceback__)
             if limit:
                 h.end("resource-limit", f"{limit} at {h.where(line)}", line)
+            elif refused is not None:
+                # The sandbox, not the script: outside its temporary directory the file system is read-only.
+                reason = (f"the script writes to {refused!r} (at {h.where(line)}), outside the probe's temporary "
+                          "directory, where the probe's file system is read-only: pass that path as an output "
+                          "option (--output_dir ...: the probe redirects it) or under $TMPDIR; the script itself "
+                          "is not at fault")
+                h.incomplete("file system", reason)
+                h.end("unsupported", f"not probed: {reason}", line)
             elif asset is not None:
                 first = (str(exc).strip().splitlines() or [""])[0][:200]
                 h.detail(f"{type(exc).__name__}: {first}")

@@ -130,6 +130,17 @@ def _batch_loss_behaviour(st: Any, bad_mask: Any) -> str:
         return f"on this CPU the loss raises {ku.first_line(exc)} (on a GPU these samples get a NaN loss instead)"
 
 
+def _binary_loss(st: Any) -> bool:
+    """compile() got a binary loss (binary cross-entropy, binary focal cross-entropy, hinge): one output
+    unit then holds two classes."""
+    arg = st.compile.get("loss", None) if st.compile else getattr(st.model, "loss", None)
+    if arg is None or isinstance(arg, (dict, list, tuple)):
+        return False
+    name = arg if isinstance(arg, str) else getattr(arg, "__name__", None) or type(arg).__name__
+    low = str(name).lower()
+    return "binary" in low or "hinge" in low
+
+
 # After the model stage's forward pass (order 300): the range is the head's output width.
 @probe_check("TL106", "TL301", framework="keras", path="fit", order=350, phase="data")
 def check_label_range(h: types.ModuleType, st: Any) -> None:
@@ -151,6 +162,10 @@ def check_label_range(h: types.ModuleType, st: Any) -> None:
         else:
             return
     n_classes = st.num_classes
+    if n_classes == 1 and _binary_loss(st):
+        # One sigmoid unit with a binary loss (keras-io's text classifiers): the labels are 0 and 1.
+        n_classes = 2
+        st.num_classes_source += " with a binary loss: labels 0 and 1"
     counted = _column_counts(h, st) if labels.ndim == 1 else None
     if counted is not None:
         counts_map, where = counted

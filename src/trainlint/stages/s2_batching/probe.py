@@ -27,8 +27,11 @@ def first_batch(h: Any, trainer: Any, loader: Any, main_input: str, where: str) 
 def report_collation_failure(h: Any, st: Any, error: str, features: list, main_input: str, where: str) -> None:
     if where != "training" and {"TL201", "TL202", "TL101"} & h.emitted:
         return  # the training batch already failed the same way
+    # "no tokenizer given to the Trainer" only when none was: with an explicit data_collator the
+    # tokenizer given as processing_class pads nothing either, and the message must not deny it exists.
+    tokenizer = getattr(st.trainer, "processing_class", None) or getattr(st.trainer, "tokenizer", None)
     collation_failure(h, error, features, main_input, collator_name(st.trainer.data_collator), where, st.line,
-                      trainer=True)
+                      trainer=tokenizer is None)
 
 
 @probe_check("TL201", "TL202", "TL207", "TL103", "TL101", "TL707", framework="torch", path="trainer", phase="batching")

@@ -56,6 +56,9 @@ def loss_info(st: Any) -> dict[str, Any] | None:
 
 def per_sample(st: Any, kind: str, labels: Any, outputs: Any, from_logits: bool) -> Any:
     fn = getattr(st.kmod.losses, kind)
+    if kind == "binary_crossentropy" and getattr(labels, "ndim", 0) == getattr(outputs, "ndim", 0) - 1:
+        # labels (N,) against one sigmoid unit (N, 1): fit's compiled loss expands them to the same rank.
+        labels = labels.reshape(labels.shape + (1,))
     return ku.np_of(fn(labels, outputs, from_logits=from_logits))
 
 
@@ -98,7 +101,20 @@ def _run_step_error(st: Any) -> str | None:
     return None
 
 
-@probe_check("TL401", "TL402", "TL406", framework="keras", path="fit", phase="loss")
+def _output_activation(st: Any) -> str | None:
+    """The activation of a plain Keras model's last layer (``sigmoid``, ``softmax``, ...), if any."""
+    try:
+        layer = st.model.layers[-1]
+    except Exception:  # noqa: BLE001
+        return None
+    act = getattr(layer, "activation", None)
+    name = getattr(act, "__name__", None)
+    if name is None and type(layer).__name__ in ("Softmax", "Activation"):
+        name = "softmax" if type(layer).__name__ == "Softmax" else getattr(layer, "activation", None)
+    return str(name) if name else None
+
+
+@probe_check("TL401", "TL402", "TL403", "TL406", framework="keras", path="fit", phase="loss")
 def check_loss(h: types.ModuleType, st: Any) -> None:
     import numpy as np
 
@@ -202,6 +218,33 @@ def check_loss(h: types.ModuleType, st: Any) -> None:
                 incomplete(h, "loss", f"could not compute the per-sample loss: {ku.first_line(exc)}", codes=("TL402",))
     else:
         h.checked("TL402")
+    # ------------------------------------------------------------ TL403 (Keras): probabilities as logits
+    act = None if st.transformers or info["internal"] else _output_activation(st)
+    if info["kind"] in CE_NAMES and info["from_logits"] and act in ("sigmoid", "softmax"):
+        if looks_like_probabilities(outputs, info["kind"]):
+            try:
+                as_logits = per_sample(st, info["kind"], labels, outputs, True)
+                as_probs = per_sample(st, info["kind"], labels, outputs, False)
+                layer = st.model.layers[-1].name
+                h.finding(
+                    "TL403",
+                    f"compile({info['text']}) treats the model's outputs as logits, but the last layer "
+                    f"`{layer}` applies a {act}: the loss squashes probabilities a second time and its gradients "
+                    f"vanish; drop from_logits=True (or the {act})",
+                    evidence=(
+                        f"outputs range [{float(outputs.min()):.3g}, {float(outputs.max()):.3g}] from a {act} "
+                        f"layer; per-sample loss with from_logits=True {ku.short(as_logits, 8)} "
+                        f"(mean {float(np.mean(as_logits)):.4g}) vs from_logits=False {ku.short(as_probs, 8)} "
+                        f"(mean {float(np.mean(as_probs)):.4g})"
+                    ),
+                    line=line,
+                )
+            except Exception as exc:  # noqa: BLE001
+                incomplete(h, "loss", f"could not compute the per-sample loss: {ku.first_line(exc)}", codes=("TL403",))
+        else:
+            h.checked("TL403")
+    else:
+        h.checked("TL403")
     # ------------------------------------------------------------ TL406
     values, what = None, ""
     try:

@@ -248,6 +248,8 @@ class ActivationBeforeLoss(Rule):
     code = "TL403"
     name = "activation-before-loss"
     severity = Severity.ERROR
+    probe = ("Keras: on one batch, the loss `from_logits=True` next to the same loss on the probabilities the last "
+             "layer's softmax/sigmoid gives.")
     #: torch: an activation and a logits loss; Keras: a `from_logits=True` loss class on a Sequential
     #: whose last layer may say "softmax" in a string only (hence `from_logits` beside the activations)
     gate = (

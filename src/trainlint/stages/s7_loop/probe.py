@@ -474,6 +474,15 @@ def loop_exception(h: Any, exc: BaseException, line: int | None) -> tuple | None
         if keys is not None:
             return ("TL707", f"{when}: " + no_loss_message(keys),
                     f"{text} at {at}: `{h.user_source_line(line)}`; batch keys {keys}")
+    if isinstance(exc, TypeError) and re.search(r"unsupported operand type\(s\) for .*'NoneType'", msg):
+        # `loss = outputs.loss / accumulation_steps` (transformers' no_trainer examples) with loss None:
+        # the arithmetic fails before backward(); only when the line is about the loss and the batch
+        # has no label column.
+        keys = _batch_keys(exc)
+        source = h.user_source_line(line) if line else ""
+        if keys is not None and "loss" in source and not any("label" in k.lower() for k in keys):
+            return ("TL707", f"{when}: " + no_loss_message(keys),
+                    f"{text} at {at}: `{source}`; batch keys {keys}")
     if isinstance(exc, RuntimeError) and "does not require grad and does not have a grad_fn" in msg:
         frozen = _frozen_models(exc)
         if frozen:

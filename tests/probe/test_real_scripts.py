@@ -1,0 +1,316 @@
+"""The probe on real public training scripts of six shapes (tests/data/probe_real/).
+
+Each script there is our own transcription of a public script it names in its header (transformers'
+run_glue.py, run_glue_no_trainer.py, run_clm_no_trainer.py and TF run_text_classification.py,
+accelerate's nlp_example.py, keras-io's text_classification_from_scratch.py): same structure, API calls,
+argument parsing and data flow, shortened and pointed at the tiny local fixtures by command-line
+arguments or environment variables, as a user would run the real one. Each correct script must be all
+clear; each injected bug (a small text substitution, named after the real failure it reproduces) must
+be confirmed under its code at the script's line. One probe child per test.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from trainlint.findings import ProbeStatus
+from trainlint.probe import ProbeOptions, run_probe
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "probe_real"
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT = 180.0
+
+
+def variant(name: str, *replacements: tuple[str, str]) -> str:
+    source = (DATA / name).read_text(encoding="utf-8")
+    for old, new in replacements:
+        assert source.count(old) == 1, f"{old!r} is not once in {name}"
+        source = source.replace(old, new)
+    return source
+
+
+def probe(tmp_path: Path, name: str, replacements=(), args: tuple[str, ...] = (), python: str | None = None):
+    text = variant(name, *replacements)
+    script = tmp_path / name
+    script.write_text(text, encoding="utf-8")
+    report = run_probe(script, [], ProbeOptions(python=python, timeout=TIMEOUT, verbose=True, script_args=args))
+    assert report.outcome != "timeout", explain(report)
+    return report, text
+
+
+def explain(report) -> str:
+    lines = [f"{f.code} {f.probe.status.value if f.probe else '-'} @{f.start.row}: {f.message} | "
+             f"{f.probe.evidence if f.probe else ''}" for f in report.findings]
+    return "\n".join([f"outcome {report.outcome}", *lines, *report.notes, *report.incomplete, *report.details[-4:]])
+
+
+def assert_all_clear(report) -> None:
+    """Reached the training call, every check ran, nothing confirmed (a static finding the probe did not
+    reproduce is allowed: it does not fail the run)."""
+    assert report.outcome == "reached-training", explain(report)
+    assert not report.incomplete, explain(report)
+    bad = [f for f in report.findings if f.probe is None or f.probe.status is ProbeStatus.CONFIRMED]
+    assert not bad, explain(report)
+
+
+def line_of(text: str, marker: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if marker in line)
+
+
+def assert_confirmed(report, text: str, code: str, at: str, *words: str):
+    found = [f for f in report.findings if f.code == code and f.probe is not None
+             and f.probe.status is ProbeStatus.CONFIRMED]
+    assert found, explain(report)
+    f = found[0]
+    assert f.start.row == line_of(text, at), explain(report)
+    for word in words:
+        assert word in f.message + " " + f.probe.evidence, explain(report)
+    return f
+
+
+# ---------------------------------------------------------------- PyTorch: Trainer, accelerate, no_trainer
+
+
+def glue_args(tiny: Path) -> tuple[str, ...]:
+    return ("--model_name_or_path", str(tiny / "bert"), "--train_file", str(tiny / "mnli.csv"),
+            "--validation_file", str(tiny / "mnli.csv"), "--output_dir", "out/glue")
+
+
+RUN_GLUE = "run_glue.py"
+GLUE_TRAINER_ARGS = ("--do_train", "--do_eval", "--max_seq_length", "64", "--per_device_train_batch_size", "16",
+                     "--num_train_epochs", "1", "--report_to", "none")
+
+# (test id, script, replacements, code, line marker, words in the message or evidence)
+TORCH_BUGS = [
+    # forum: "ValueError: expected sequence of length .. at dim 1" after switching to dynamic padding
+    # while keeping default_data_collator
+    ("run_glue-dynamic-padding-default-collator", RUN_GLUE,
+     [('        padding = "max_length"', "        padding = False")], "TL201", "= trainer.train(", ("lengths",)),
+    # num_labels left out of AutoConfig: a 2-way head for 3 classes; the script then writes a 3-entry
+    # id2label on the config, so only the head's width tells the truth
+    ("run_glue-num-labels-dropped", RUN_GLUE,
+     [("        num_labels=num_labels,\n        cache_dir", "        cache_dir")], "TL106", "= trainer.train(",
+     ("2 outputs",)),
+    ("nlp_example-zero-grad-between-backward-and-step", "nlp_example.py",
+     [("            accelerator.backward(loss)\n            if step", "            accelerator.backward(loss)\n"
+       "            optimizer.zero_grad()\n            if step"),
+      ("                lr_scheduler.step()\n                optimizer.zero_grad()\n", "                lr_scheduler.step()\n")],
+     "TL506", "optimizer.zero_grad()", ("every p.grad is None",)),
+    ("nlp_example-lr-zero", "nlp_example.py", [('"lr": 2e-5', '"lr": 0.0')], "TL506", "optimizer.step()",
+     ("lr=0",)),
+    ("nlp_example-num-labels-dropped", "nlp_example.py", [("num_labels=3, ", "")], "TL106",
+     "outputs = model(**batch)", ("out of bounds",)),
+    ("run_glue_no_trainer-default-collator-unpadded", "run_glue_no_trainer.py",
+     [("data_collator = DataCollatorWithPadding(tokenizer, pad_to_multiple_of=None)",
+       "data_collator = default_data_collator")], "TL201", "for step, batch in enumerate(train_dataloader):",
+     ("different lengths",)),
+    ("run_glue_no_trainer-labels-not-written", "run_glue_no_trainer.py",
+     [('        if "label" in examples:', '        if "labels" in examples:')], "TL707",
+     "loss = loss / args.gradient_accumulation_steps", ("returned no loss", "batch keys")),
+    ("run_clm_no_trainer-group-texts-without-labels", "run_clm_no_trainer.py",
+     [('        result["labels"] = result["input_ids"].copy()\n', "")], "TL707", "accelerator.backward(loss)",
+     ("returned no loss",)),
+    ("run_clm_no_trainer-group-texts-skipped", "run_clm_no_trainer.py",
+     [('    train_dataset = lm_datasets["train"]', '    train_dataset = tokenized_datasets["train"]')], "TL201",
+     "for step, batch in enumerate(train_dataloader):", ("different lengths",)),
+    ("run_clm_no_trainer-zero-grad-forgotten", "run_clm_no_trainer.py",
+     [("                lr_scheduler.step()\n                optimizer.zero_grad()\n", "                lr_scheduler.step()\n")],
+     "TL701", "accelerator.backward(loss)", ("still hold step 1's gradients",)),
+]
+
+
+def torch_args(name: str, tiny: Path) -> tuple[str, ...]:
+    if name == RUN_GLUE:
+        return glue_args(tiny) + GLUE_TRAINER_ARGS
+    if name == "run_glue_no_trainer.py":
+        return glue_args(tiny) + ("--per_device_train_batch_size", "16")
+    if name == "run_clm_no_trainer.py":
+        return ("--model_name_or_path", str(tiny / "bert"), "--train_file", str(tiny / "mnli.csv"),
+                "--output_dir", "out/clm", "--block_size", "32", "--per_device_train_batch_size", "8")
+    return ()
+
+
+@pytest.mark.probe
+@pytest.mark.parametrize("name", [RUN_GLUE, "nlp_example.py", "run_glue_no_trainer.py", "run_clm_no_trainer.py"])
+def test_correct_torch_script_is_all_clear(tiny_env, tmp_path, name):
+    report, _ = probe(tmp_path, name, args=torch_args(name, tiny_env))
+    assert_all_clear(report)
+    if "--output_dir" in torch_args(name, tiny_env) and name != RUN_GLUE:
+        # the script's own os.makedirs(args.output_dir) runs in the read-only sandbox
+        assert any("output options redirected" in n and "--output_dir out/" in n for n in report.notes), explain(report)
+
+
+@pytest.mark.probe
+@pytest.mark.parametrize(("name", "replacements", "code", "at", "words"),
+                         [pytest.param(*case[1:], id=case[0]) for case in TORCH_BUGS])
+def test_injected_torch_bug_is_confirmed(tiny_env, tmp_path, name, replacements, code, at, words):
+    report, text = probe(tmp_path, name, replacements, args=torch_args(name, tiny_env))
+    f = assert_confirmed(report, text, code, at, *words)
+    if code == "TL201" and name == RUN_GLUE:
+        # a tokenizer was given (processing_class): the collator named in the script is the culprit
+        assert "no tokenizer given" not in f.message, explain(report)
+
+
+# ---------------------------------------------------------------- TensorFlow / Keras
+
+
+def keras_python() -> str:
+    configured = os.environ.get("TRAINLINT_KERAS_PYTHON")
+    path = Path(configured) if configured else ROOT / ".venv-tf" / "bin" / "python"
+    if not path.exists():
+        pytest.fail(f"the Keras probe tests need the TensorFlow virtualenv ({path}): run ./scripts/test", pytrace=False)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def tf_tiny(tmp_path_factory) -> Path:
+    """The tiny TF checkpoint and tokenizer (tests/fixtures/tiny_tf.py) and an MNLI-like CSV."""
+    import subprocess
+
+    kpy = keras_python()
+    out = tmp_path_factory.mktemp("tiny_tf_real")
+    proc = subprocess.run([kpy, str(ROOT / "tests" / "fixtures" / "tiny_tf.py"), str(out)], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "2"})
+    assert proc.returncode == 0 and (out / "ok").exists(), proc.stderr[-3000:]
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fixtures import tiny_torch  # pure Python CSV writer
+
+    tiny_torch.write_csv(out / "mnli.csv", 300)
+    return out
+
+
+@pytest.fixture(scope="module")
+def imdb_dir(tmp_path_factory) -> Path:
+    return write_imdb(tmp_path_factory.mktemp("aclImdb"))
+
+
+def write_imdb(root: Path) -> Path:
+    """An aclImdb-shaped folder: train/{pos,neg} and test/{pos,neg} with short reviews."""
+    rng = random.Random(0)
+    good = ["great", "wonderful", "loved", "superb", "moving", "brilliant", "fun", "beautiful"]
+    bad = ["awful", "boring", "hated", "terrible", "dull", "weak", "bad", "waste"]
+    common = ["the", "movie", "film", "actors", "story", "was", "and", "plot", "really", "a", "<br />", "it"]
+    for split, n in (("train", 40), ("test", 16)):
+        for cls, words in (("pos", good), ("neg", bad)):
+            folder = root / split / cls
+            folder.mkdir(parents=True)
+            for i in range(n):
+                text = " ".join(rng.choice(common + words + words) for _ in range(rng.randint(20, 60)))
+                (folder / f"{i}_{rng.randint(1, 10)}.txt").write_text(text + ".", encoding="utf-8")
+    return root
+
+
+TF_SCRIPT = "run_text_classification_tf.py"
+KERAS_SCRIPT = "text_classification_from_scratch.py"
+
+
+def tf_args(tiny: Path) -> tuple[str, ...]:
+    return ("--model_name_or_path", str(tiny / "bert"), "--tokenizer_name", str(tiny / "tokenizer"),
+            "--train_file", str(tiny / "mnli.csv"), "--validation_file", str(tiny / "mnli.csv"), "--do_train",
+            "--do_eval", "--output_dir", "out/tf", "--max_seq_length", "48", "--per_device_train_batch_size", "16",
+            "--num_train_epochs", "1")
+
+
+KERAS_BUGS = [
+    # the TF course chapter's first compile: a string optimizer on a pretrained model (lr 1e-3)
+    ("run_text_classification-string-optimizer", TF_SCRIPT,
+     [("model.compile(optimizer=optimizer, metrics=metrics)", 'model.compile(optimizer="adam", metrics=metrics)')],
+     "TL501", "        model.compile(", ("learning_rate=0.001",)),
+    # a Keras loss that expects probabilities on the logits of a transformers model
+    ("run_text_classification-probabilities-loss-on-logits", TF_SCRIPT,
+     [("model.compile(optimizer=optimizer, metrics=metrics)",
+       'model.compile(optimizer=optimizer, loss="sparse_categorical_crossentropy", metrics=metrics)')],
+     "TL402", "        model.compile(", ("from_logits=True",)),
+    # from_logits=True over the sigmoid output layer
+    ("text_classification-from-logits-on-sigmoid", KERAS_SCRIPT,
+     [('model.compile(loss="binary_crossentropy",', "model.compile(loss=keras.losses.BinaryCrossentropy(from_logits=True),")],
+     "TL403", "model.compile(loss=", ("sigmoid",)),
+    # the raw string dataset given to fit (vectorize_text not mapped): fit raises in the forward pass
+    ("text_classification-raw-strings-to-fit", KERAS_SCRIPT,
+     [("train_ds = raw_train_ds.map(vectorize_text)", "train_ds = raw_train_ds")], "TL707", "model.fit(",
+     ("forward pass",)),
+    ("text_classification-lr-zero", KERAS_SCRIPT,
+     [('optimizer="adam", metrics', "optimizer=keras.optimizers.Adam(learning_rate=0.0), metrics")], "TL506", "model.fit(",
+     ("unchanged",)),
+]
+
+
+@pytest.mark.keras
+@pytest.mark.probe
+@pytest.mark.parametrize("name", [TF_SCRIPT, KERAS_SCRIPT])
+def test_correct_keras_script_is_all_clear(tf_tiny, imdb_dir, monkeypatch, tmp_path, name):
+    monkeypatch.setenv("ACLIMDB_DIR", str(imdb_dir))
+    report, _ = probe(tmp_path, name, args=tf_args(tf_tiny) if name == TF_SCRIPT else (), python=keras_python())
+    assert_all_clear(report)
+    if name == KERAS_SCRIPT:
+        # one sigmoid unit with binary_crossentropy: labels 0 and 1 are in range
+        assert any("with a binary loss" in n for n in report.notes), explain(report)
+
+
+@pytest.mark.keras
+@pytest.mark.probe
+@pytest.mark.parametrize(("name", "replacements", "code", "at", "words"),
+                         [pytest.param(*case[1:], id=case[0]) for case in KERAS_BUGS])
+def test_injected_keras_bug_is_confirmed(tf_tiny, imdb_dir, monkeypatch, tmp_path, name, replacements, code, at,
+                                         words):
+    monkeypatch.setenv("ACLIMDB_DIR", str(imdb_dir))
+    report, text = probe(tmp_path, name, replacements, args=tf_args(tf_tiny) if name == TF_SCRIPT else (),
+                         python=keras_python())
+    assert_confirmed(report, text, code, at, *words)
+
+
+# ---------------------------------------------------------------- writes outside the sandbox's temp dir
+
+
+def test_output_options_point_into_the_work_directory():
+    from trainlint.probe.child import _redirect_output_args
+
+    argv, changed = _redirect_output_args(
+        ["t.py", "--output_dir", "out", "--logging-dir=runs", "--train_file", "a.csv", "--save_path", "/w/x/m.pt",
+         "--resume_from_checkpoint", "ckpt", "--output_dir", "-"], "/w/x")
+    assert argv == ["t.py", "--output_dir", "/w/x/outputs/1", "--logging-dir=/w/x/outputs/2", "--train_file", "a.csv",
+                    "--save_path", "/w/x/m.pt", "--resume_from_checkpoint", "ckpt", "--output_dir", "-"]
+    assert changed == ["--output_dir out", "--logging-dir runs"]
+
+
+@pytest.mark.probe
+def test_a_write_the_sandbox_refuses_is_a_status_not_a_finding(tmp_path):
+    script = tmp_path / "writes.py"
+    script.write_text("import os\nos.makedirs('results/run1', exist_ok=True)\n", encoding="utf-8")
+    report = run_probe(script, [], ProbeOptions(timeout=60))
+    if not report.isolated:
+        pytest.skip("no read-only sandbox on this machine: the write succeeds")
+    assert report.outcome == "unsupported", explain(report)
+    assert not report.findings, explain(report)
+    assert any("read-only" in i and "results" in i for i in report.incomplete), explain(report)
+
+
+@pytest.mark.probe
+def test_a_script_error_is_not_called_before_training(cli, tmp_path):
+    script = tmp_path / "fails.py"
+    script.write_text("raise ValueError('boom')\n", encoding="utf-8")
+    result = cli("--probe", "--probe-timeout", "60", str(script))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "the probe stopped at the script's error (script-error)" in result.stdout, result.stdout
+
+
+@pytest.mark.probe
+def test_a_download_the_offline_probe_cannot_make_is_asset_missing(tmp_path):
+    # keras-io's examples start with keras.utils.get_file(origin=URL): offline, urlretrieve fails and
+    # Keras re-raises a bare Exception("URL fetch failure on ...") from the URLError.
+    script = tmp_path / "download.py"
+    script.write_text(
+        "import urllib.error, urllib.request\n"
+        "try:\n"
+        "    urllib.request.urlretrieve('https://data.invalid/aclImdb_v1.tar.gz', 'a.tgz')\n"
+        "except urllib.error.URLError as e:\n"
+        "    raise Exception('URL fetch failure on https://data.invalid/aclImdb_v1.tar.gz: None -- ' + str(e.reason))\n",
+        encoding="utf-8")
+    report = run_probe(script, [], ProbeOptions(timeout=60))
+    assert report.outcome == "asset-missing", explain(report)
+    assert not report.findings, explain(report)
