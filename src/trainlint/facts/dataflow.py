@@ -48,8 +48,16 @@ class Dataflow:
 
     def qualname(self, expr: cst.BaseExpression) -> str | None:
         """Canonical qualified name of an imported thing (``T`` → ``transformers.Trainer``)."""
+        memo = self.__dict__.get("_qualnames")  # the rules ask again and again for the same nodes
+        if memo is None:
+            memo = self._qualnames = {}
+        try:
+            return memo[expr]
+        except KeyError:
+            pass
         q = self.raw_qualname(expr)
-        return canonical(q) if q else None
+        memo[expr] = q = canonical(q) if q else None
+        return q
 
     def raw_qualname(self, expr: cst.BaseExpression) -> str | None:
         q = self.imports.qualify(expr)
