@@ -52,3 +52,59 @@ def test_a_node_not_asked_for_falls_back_to_the_full_map():
     nodes = all_nodes(module)
     got = positions_of(module, nodes[5:6])
     assert got[nodes[-1]] == expected[nodes[-1]]
+
+
+def test_ranges_kept_for_unchanged_statements_match_position_provider_edit_after_edit():
+    """The language server's way (ranges of the statements an edit did not touch are kept) gives
+    PositionProvider's ranges after every edit, and generates only a few statements again."""
+    from trainlint.incremental import IncrementalParser
+
+    rng = random.Random(7)
+    text = "\n\n".join(p.read_text(encoding="utf-8") for p in SOURCES[:3])
+    parser = IncrementalParser()
+    wanted: list[cst.CSTNode] = []
+    lines = text.splitlines(keepends=True)
+    for step in range(25):
+        row = rng.randrange(len(lines))
+        if lines[row].strip() and not lines[row].rstrip().endswith(("\\", ",", "(", "[", "{")) \
+                and '"""' not in lines[row] and "'''" not in lines[row]:
+            lines[row] = lines[row].rstrip("\n") + f"  # edit {step}\n"
+        if step % 5 == 4:
+            lines.insert(row, "\n")  # lines move
+        text = "".join(lines)
+        module = parser.parse(text)
+        nodes = [n for n in all_nodes(module) if not isinstance(n, (cst.Module, cst.EmptyLine, cst.Newline,
+                                                                     cst.TrailingWhitespace, cst.Comment))]
+        alive = set(nodes)
+        wanted = [n for n in wanted if n in alive][:10] + rng.sample(nodes, 5)
+        got = parser.positions(module, text, wanted)
+        assert got is not None
+        expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        for node in wanted:
+            assert got[node] == expected[node], (step, type(node).__name__)
+    assert parser.reused >= 12
+
+
+def test_an_edit_generates_only_the_statements_it_touched():
+    from trainlint.incremental import IncrementalParser
+
+    text = "\n\n".join(p.read_text(encoding="utf-8") for p in SOURCES[:3])
+    parser = IncrementalParser()
+    module = parser.parse(text)
+    calls = [n for n in all_nodes(module) if isinstance(n, cst.Call)]
+    wanted = calls[::7]
+    assert parser.positions(module, text, wanted) is not None
+    first = parser._positions.generated
+    # a comment typed at the end of the 10th statement's first line: one statement is new
+    lines = text.splitlines(keepends=True)
+    row = 1 + text.count("\n", 0, text.index(module.code_for_node(module.body[10]).lstrip("\n")))
+    lines[row - 1] = lines[row - 1].rstrip("\n") + "  # typed\n"
+    text = "".join(lines)
+    module = parser.parse(text)
+    assert parser.reused == 1
+    alive = set(all_nodes(module))
+    kept = [n for n in wanted if n in alive]
+    got = parser.positions(module, text, kept)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    assert all(got[n] == expected[n] for n in kept)
+    assert first > 5 and parser._positions.generated == 0  # every kept node is in a kept statement

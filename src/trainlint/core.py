@@ -64,9 +64,10 @@ def lint_source(source: str, filename: str = "<stdin>", settings: Settings | Non
 
 
 def lint_text(source: str, filename: str, settings: Settings, *, raise_errors: bool = False,
-              parse=None) -> FileResult:
+              parse=None, positions=None) -> FileResult:
     """``parse``: a replacement for ``libcst.parse_module`` (the language server's incremental
-    parser, which reuses the unchanged statements of the previous version)."""
+    parser, which reuses the unchanged statements of the previous version); ``positions``:
+    ``(module, source, nodes)`` → their ranges, or None (its parser's ranges of unchanged statements)."""
     if _FILE_NOQA_RE.search(source):
         return FileResult(filename, [])
     enabled = settings.codes_for(filename)
@@ -98,7 +99,7 @@ def lint_text(source: str, filename: str, settings: Settings, *, raise_errors: b
         result.internal_error = True
         return result
     if ctx.reports:
-        result.findings.extend(_resolve(ctx, module, source, filename, enabled))
+        result.findings.extend(_resolve(ctx, module, source, filename, enabled, positions))
     result.findings.sort(key=Finding.sort_key)
     return result
 
@@ -226,14 +227,15 @@ def _meta_finding(code: str, filename: str, message: str, row: int, col: int) ->
 # Positions, fixes and suppression: only for files that have findings.
 
 
-def _resolve(ctx: Context, module: cst.Module, source: str, filename: str, enabled: frozenset[str]) -> list[Finding]:
+def _resolve(ctx: Context, module: cst.Module, source: str, filename: str, enabled: frozenset[str],
+             known=None) -> list[Finding]:
     from trainlint.positions import positions_of
 
     # ranges of the reported nodes and of the fixes' nodes only (a full PositionProvider pass
     # was half of a re-lint in the language server)
     wanted = [rep.node for rep in ctx.reports]
     wanted += [e.node for rep in ctx.reports if rep.fix for e in rep.fix.edits if e.node is not None]
-    positions = positions_of(module, wanted)
+    positions = (known(module, source, wanted) if known is not None else None) or positions_of(module, wanted)
     noqa = _noqa_lines(source)
     out: list[Finding] = []
     seen: set[tuple] = set()

@@ -40,6 +40,18 @@ class IncrementalParser:
         self.verify = verify
         self.reused = 0  # statistics, for tests and the benchmark
         self.full = 0
+        self._positions = None
+
+    def positions(self, module: cst.Module, text: str, wanted):
+        """Ranges of ``wanted`` from the ranges kept for unchanged statements (see
+        :class:`trainlint.positions.StatementPositions`); None if ``module`` is not the last parse."""
+        if module is not self.module or text != self.text:
+            return None
+        if self._positions is None:
+            from trainlint.positions import StatementPositions
+
+            self._positions = StatementPositions()
+        return self._positions.positions(module, text, self.starts, wanted)
 
     def parse(self, text: str) -> cst.Module:
         if self.module is not None and self.text is not None:

@@ -286,15 +286,15 @@ class Linter:
                     if fs_path is not None and settings.is_excluded(fs_path):
                         findings = []
                     else:
-                        parse = None
+                        parse = positions = None
                         if uri is not None:
                             parser = self.parsers.get(uri)
                             if parser is None:
                                 from trainlint.incremental import IncrementalParser
 
                                 parser = self.parsers[uri] = IncrementalParser()
-                            parse = parser.parse
-                        findings = lint_text(text, name, settings, parse=parse).findings
+                            parse, positions = parser.parse, parser.positions
+                        findings = lint_text(text, name, settings, parse=parse, positions=positions).findings
                 except Exception as exc:  # a bug in trainlint must not take the editor's linter down
                     log.exception("linting %s failed", name)
                     findings = [_meta_finding("TL003", name, f"internal error: {type(exc).__name__}: {exc}", 1, 1)]
