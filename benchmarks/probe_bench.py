@@ -176,6 +176,9 @@ def shapes(torch_python: str, keras_python: str, real_root: Path | None, repeat:
             code, args = KERAS3_LOAD, ()
         script = project / name
         script.write_text((DATA / name).read_text(encoding="utf-8"), encoding="utf-8")
+        # One untimed import + load first: both timings below then read the frameworks' files from a warm
+        # page cache (else whichever runs first pays for the cold reads).
+        timed_load(python, code)
         loads, probes, result = [], [], ""
         for _ in range(repeat):
             loads.append(timed_load(python, code))
