@@ -13,6 +13,7 @@ from trainlint.facts import (
     keyword,
     literal,
 )
+from trainlint.facts.calls import call_graph
 from trainlint.facts.models import compiled_model
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
@@ -222,6 +223,7 @@ _ACTIVATIONS = {
     "torch.nn.functional.sigmoid": "sigmoid", "torch.special.softmax": "softmax", "torch.special.expit": "sigmoid",
 }
 _ACTIVATION_MODULES = {"torch.nn.Softmax": "softmax", "torch.nn.Sigmoid": "sigmoid"}
+_LOG_SOFTMAX = frozenset({"torch.log_softmax", "torch.nn.functional.log_softmax", "torch.special.log_softmax"})
 _KERAS_FROM_LOGITS = frozenset({"SparseCategoricalCrossentropy", "CategoricalCrossentropy", "BinaryCrossentropy",
                                 "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy"})
 
@@ -280,6 +282,9 @@ class ActivationBeforeLoss(Rule):
             ctor = b.value if b is not None else None
         elif _is_self_attr(ctor):  # self.criterion(...) with self.criterion = nn.CrossEntropyLoss()
             ctor = self._self_attr(call, ctor.attr.value)
+        while (isinstance(ctor, cst.Call) and isinstance(ctor.func, cst.Attribute)
+               and ctor.func.attr.value in ("to", "cuda", "cpu")):
+            ctor = ctor.func.value  # nn.CrossEntropyLoss().cuda()
         if isinstance(ctor, cst.Call):
             cq = _torch_name(facts.callee(ctor))
             if cq in _LOGIT_LOSSES and not cq.startswith("torch.nn.functional."):
@@ -307,6 +312,11 @@ class ActivationBeforeLoss(Rule):
         if qn in _ACTIVATIONS:
             return _ACTIVATIONS[qn], expr
         func = expr.func
+        if qn in _LOG_SOFTMAX or (qn is None and isinstance(func, cst.Attribute) and func.attr.value == "log_softmax"):
+            # `F.log_softmax(F.softmax(x))`: the log-probabilities of probabilities (a softmax applied twice)
+            inner = argument(expr, "input", 0) if qn is not None else func.value
+            found = self._activation(inner, at, depth + 1)
+            return ("softmax-log", found[1]) if found is not None and found[0] == "softmax" else None
         if isinstance(func, cst.Attribute) and func.attr.value in ("softmax", "sigmoid") and qn is None:
             return func.attr.value, expr  # logits.softmax(-1)
         if isinstance(func, cst.Call) and _torch_name(facts.callee(func)) in _ACTIVATION_MODULES:
@@ -317,8 +327,7 @@ class ActivationBeforeLoss(Rule):
                 return _ACTIVATION_MODULES[_torch_name(facts.callee(module))], expr
             return None
         if isinstance(func, cst.Name):  # model(x): a model whose output is an activation
-            b = facts.lookup(func.value, expr)
-            made = b.value if b is not None else None
+            made = self._made(func.value, expr)
             while (isinstance(made, cst.Call) and isinstance(made.func, cst.Attribute)
                    and made.func.attr.value in ("to", "cuda", "cpu", "float", "double")):
                 made = made.func.value  # Net().to(device)
@@ -336,6 +345,36 @@ class ActivationBeforeLoss(Rule):
                 if cb is not None and isinstance(cb.value, cst.ClassDef):
                     return self._forward_activation(cb.value, depth)
         return None
+
+    def _made(self, name: str, at: cst.CSTNode) -> cst.BaseExpression | None:
+        """What ``name`` holds at ``at``; for a parameter of the enclosing function, what every call of that
+        function in the file gives it (`train(model, ...)`), or, when the file never calls it, the
+        module-level object of the same name (`model = Net()` beside `def train(model, ...)`)."""
+        facts = self.ctx.facts
+        b = facts.lookup(name, at)
+        if b is None:
+            return None
+        w = facts.where.get(at)
+        fn = w.function if w is not None else None
+        param = isinstance(fn, cst.FunctionDef) and any(
+            p.name is b.target for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params))
+        if not param:
+            return b.value if isinstance(b.value, cst.BaseExpression) else None
+        graph = call_graph(facts)
+        sites = graph.callers(fn)
+        values = []
+        for site in sites:
+            given = graph.argument_of(site, fn, name)
+            if isinstance(given, cst.Name):
+                g = facts.lookup(given.value, site)
+                given = g.value if g is not None else None
+            values.append(given)
+        if not sites and facts.where.get(fn) is not None and facts.where[fn].function is None:
+            values = [b.value for b in facts.bindings.get(None, {}).get(name, ())]
+        if not values or any(not isinstance(v, cst.BaseExpression) for v in values):
+            return None
+        texts = {self.ctx.code(v) for v in values}
+        return values[0] if len(texts) == 1 else None
 
     def _forward_activation(self, cls: cst.ClassDef, depth: int) -> tuple[str, cst.CSTNode] | None:
         """The activation every `return` of `cls.forward` applies, if one does."""
@@ -389,6 +428,12 @@ class ActivationBeforeLoss(Rule):
             why = (f"`{name}` applies the sigmoid itself: the probabilities pass through a second sigmoid, which "
                    "squashes them into (0.5, 0.73), so the loss cannot approach zero and training stalls")
             hint = f"give `{name}` the raw logits (drop the sigmoid; apply it only for predictions)"
+        elif expected in ("softmax", "softmax-nll") and act == "softmax-log":
+            act = "softmax"
+            why = (f"the log-softmax of a softmax reaches `{name}`: the softmax is applied twice, so the log-probabilities "
+                   "are squashed into a narrow range, the gradients almost vanish and training plateaus well above "
+                   "zero loss")
+            hint = "drop the inner softmax: `log_softmax` of the raw logits (or `cross_entropy` on the logits)"
         elif expected == "softmax-nll" and act == "softmax":
             why = (f"`{name}` expects log-probabilities, but gets probabilities: the loss becomes −p (negative, "
                    "between −1 and 0) with weak gradients, and the model learns poorly")

@@ -19,6 +19,7 @@ from trainlint.facts import (
     keyword,
     literal,
 )
+from trainlint.facts.calls import call_graph
 from trainlint.facts.models import keras_backbone, model_of, optimizer_model, parameters_owner, torch_optimizer
 from trainlint.facts.versions import legacy_keras_env
 from trainlint.findings import Applicability, Severity
@@ -422,7 +423,8 @@ class OptimizerOnReplacedModel(Rule):
             # the optimizer is rebuilt after the new model: fine
             rebuilt = [b for b in facts.assigned_later(opt_name, node) if b.order > later.order]
             first_rebuild = min((b.order for b in rebuilt), default=1 << 60)
-            if not self._used_after(opt_name, later.order, first_rebuild, scope):
+            if not (self._used_after(opt_name, later.order, first_rebuild, scope)
+                    or self._trained_by_a_function(opt_name, owner.value, later.order, first_rebuild, scope)):
                 continue
             self.report(
                 later.target,
@@ -464,6 +466,36 @@ class OptimizerOnReplacedModel(Rule):
             if short in ("get_peft_model", "deepcopy"):
                 return False
         return True
+
+    def _trained_by_a_function(self, opt_name: str, model: str, start: int, end: int, scope) -> bool:
+        """A call between the two orders, in ``scope``, runs a function of the file that reads both the
+        optimizer and the model as the globals rebound here (`def train(...): rnn(x) ... optimizer.step()`)."""
+        facts = self.ctx.facts
+        if scope is not None:
+            return False
+        graph = call_graph(facts)
+        for call in graph.calls_in.get(None, ()):
+            if start < facts.where[call].order < end:
+                fn = graph.target(call)
+                if fn is not None and self._reads_global(graph, fn, opt_name) and self._reads_global(graph, fn, model):
+                    return True
+        return False
+
+    def _reads_global(self, graph, fn: cst.FunctionDef, name: str, depth: int = 0) -> bool:
+        """``fn`` (or a function of the file it calls) reads the module-level ``name``."""
+        memo = self.__dict__.setdefault("_reads_memo", {})
+        key = (fn, name)
+        if key in memo:
+            return memo[key]
+        memo[key] = False  # recursion guard
+        found = False
+        if name not in graph.local_names(fn) and depth <= 3:
+            attrs = {id(a.attr) for a in iter_nodes(fn.body, (cst.Attribute,))}
+            found = any(n.value == name and id(n) not in attrs for n in iter_nodes(fn.body, (cst.Name,))) or any(
+                t is not None and t is not fn and self._reads_global(graph, t, name, depth + 1)
+                for t in {graph.target(c) for c in graph.calls_in.get(fn, ())})
+        memo[key] = found
+        return found
 
     def _used_after(self, opt_name: str, start: int, end: int, scope) -> bool:
         """Is ``opt_name`` used by a call (`opt.step()`, `Trainer(optimizers=(opt, None))`) between the two

@@ -9,6 +9,7 @@ import weakref
 import libcst as cst
 
 from trainlint.facts import CallValue, dotted, iter_nodes, literal
+from trainlint.facts.calls import call_graph
 from trainlint.facts.models import optimizer_model, torch_optimizer
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
@@ -54,6 +55,15 @@ def _turns_grad_off(expr: cst.BaseExpression) -> bool:
     if name == "inference_mode":
         return not false
     return name == "set_grad_enabled" and false
+
+
+_GRAD_WORDS = frozenset({"no_grad", "inference_mode", "set_grad_enabled"})
+
+
+def _grad_word(func) -> bool:
+    """The called name is one of `no_grad`, `inference_mode`, `set_grad_enabled` (exact node types: fast)."""
+    tp = type(func)
+    return (tp is cst.Attribute and func.attr.value in _GRAD_WORDS) or (tp is cst.Name and func.value in _GRAD_WORDS)
 
 
 @dataclasses.dataclass
@@ -198,12 +208,14 @@ class MissingZeroGrad(Rule):
     name = "missing-zero-grad"
     severity = Severity.ERROR
     probe = "Watches two real steps: the first step's gradients still in `p.grad` at the second `backward()` confirm it."
-    #: an `opt.step()` in a for/while loop that also runs a `.backward()`
-    gate = (("backward",), ("step",), ("for", "while"))
+    #: an `opt.step()` in a for/while loop that also runs a `.backward()`; or a Keras model's `train_step`
+    #: on the torch backend (`fit` is its loop) applying the gradients of a `.backward()`
+    gate = (("backward",), ("step", "train_step"), ("for", "while", "train_step"))
 
     def finish(self) -> None:
         facts = self.ctx.facts
         lf = loop_facts(facts)
+        self._keras_torch_train_step(lf)
         reported = set()
         for step in lf.optimizer_steps:
             loops = lf.loops_of[step]
@@ -211,7 +223,7 @@ class MissingZeroGrad(Rule):
             loop = next((L for L in reversed(loops) if any(_inside(facts, b, L) for b in lf.backward)), None)
             if loop is None or loop in reported:
                 continue
-            if any(_inside(facts, z, loop) for z in lf.zero_grads):
+            if any(_inside(facts, z, loop) for z in lf.zero_grads) and not self._others_cleared_only(lf, step, loops):
                 continue
             if self._fresh_context(step, loop):
                 continue
@@ -221,13 +233,66 @@ class MissingZeroGrad(Rule):
                 opt = self.ctx.code(step.args[0].value)
             self.report(
                 step,
-                f"`{self.ctx.code(step.func)}()` runs every iteration after `backward()`, but the loop never clears the "
-                "gradients: `backward()` adds to `p.grad`, so each step applies the sum of all gradients so far and "
+                f"`{self.ctx.code(step.func)}()` runs every iteration after `backward()`, but the loop never clears "
+                + (f"`{opt}`'s gradients (only another optimizer's: " + ", ".join(sorted(
+                    f"`{self.ctx.code(z)}`" for z in lf.zero_grads if _inside(facts, z, loop))) + ")"
+                   if any(_inside(facts, z, loop) for z in lf.zero_grads) else "the gradients")
+                + ": `backward()` adds to `p.grad`, so each step applies the sum of all gradients so far and "
                 "the loss goes up or explodes",
                 hint=f"call `{opt}.zero_grad()` once per step (e.g. right after `{self.ctx.code(step.func)}()`; "
                 "with gradient accumulation, in the same `if` as the step)",
             )
 
+
+    def _keras_torch_train_step(self, lf) -> None:
+        """`train_step` of a `keras.Model` subclass on the torch backend: `fit` calls it once per batch; a
+        `loss.backward()` whose gradients are applied (`self.optimizer.apply(...)`) with no `self.zero_grad()`
+        in the class adds every step's gradients to the previous ones."""
+        facts = self.ctx.facts
+        for fn in facts.index.get("FunctionDef", ()):
+            if fn.name.value != "train_step":
+                continue
+            w = facts.where.get(fn)
+            cls = w.blocks[-1] if w is not None and w.blocks and isinstance(w.blocks[-1], cst.ClassDef) else None
+            if cls is None or not any((facts.qualname(b.value) or "") in ("keras.Model", "keras.models.Model")
+                                      for b in cls.bases):
+                continue
+            if not any(_inside(facts, b, fn) for b in lf.backward) or any(_inside(facts, z, cls) for z in lf.zero_grads):
+                continue
+            applies = [c for c in facts.method_calls("apply") if _inside(facts, c, fn)
+                       and (dotted(c.func.value) or "").endswith("optimizer")]
+            applies += [c for c in facts.method_calls("apply_gradients") if _inside(facts, c, fn)]
+            applies += [c for c in lf.optimizer_steps if _inside(facts, c, fn)]
+            if not applies:
+                continue
+            apply = min(applies, key=lambda c: _order(facts, c))
+            self.report(
+                apply,
+                f"`{self.ctx.code(apply.func)}(...)` applies the gradients of `backward()` in `train_step`, which `fit` "
+                "runs every batch, but nothing clears them: on the torch backend `backward()` adds to each weight's "
+                "`.grad`, so every step applies the sum of all gradients so far and the loss goes up or explodes",
+                hint="call `self.zero_grad()` at the top of `train_step` (as Keras' guide to a torch `train_step` does)",
+            )
+
+    def _others_cleared_only(self, lf, step: cst.Call, loops) -> bool:
+        """Several optimizers step in the loop (a GAN's discriminator and generator) and every clearing in the
+        loops around ``step`` is `other_optimizer.zero_grad()`: this one's gradients are never cleared."""
+        facts = self.ctx.facts
+        mine = _receiver(step)
+        if mine is None or (step.args and "scaler" in mine.lower()):
+            mine = dotted(step.args[0].value) if step.args else None
+        if mine is None:
+            return False
+        inner = loops[-1]
+        others = {_receiver(o) for o in lf.optimizer_steps if o is not step and _inside(facts, o, inner)}
+        others.discard(None)
+        others.discard(mine)
+        if not others:
+            return False
+        clears = [z for z in lf.zero_grads if any(_inside(facts, z, L) for L in loops)]
+        return bool(clears) and all(
+            isinstance(z, cst.Call) and isinstance(z.func, cst.Attribute) and z.func.attr.value == "zero_grad"
+            and _receiver(z) in others for z in clears)
 
     def _fresh_context(self, step: cst.Call, loop) -> bool:
         """The step runs in a `with torch.distributed.autograd.context()` opened inside the loop: the
@@ -327,23 +392,30 @@ class WrongTrainEvalMode(Rule):
 
     def finish(self) -> None:
         facts = self.ctx.facts
-        lf = loop_facts(facts)
+        lf = self._lf = loop_facts(facts)
         self._backward_under_no_grad(lf)
         training_loops: list = []
         for b in lf.backward:
             loops = lf.loops_of[b]
             if loops and loops[-1] not in training_loops:
                 training_loops.append(loops[-1])
-        models = {recv for _, recv, _ in lf.modes}
+        models = {recv for _, recv, _ in lf.modes} | (self._fresh_models() if lf.backward else set())
         if not models:
             self._evaluation_function_without_eval(lf, lf.backward + lf.optimizer_steps)
             return
-        # loop -> model name -> the calls `model(...)` inside it (nested loops included)
+        # loop -> model name -> the calls `model(...)` / `self.model(...)` inside it (nested loops included)
         called: dict = {}
+        used: dict = {}  # loop -> the models called in it or handed to a helper (`loss_fn(model, x)`)
         for call in lf.calls:
-            if isinstance(call.func, cst.Name) and call.func.value in models:
+            callee = dotted(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+            if callee in models:
                 for L in loops_around(facts, call):
-                    called.setdefault(L, {}).setdefault(call.func.value, []).append(call)
+                    called.setdefault(L, {}).setdefault(callee, []).append(call)
+                    used.setdefault(L, set()).add(callee)
+            handed = [a.value.value for a in call.args if isinstance(a.value, cst.Name) and a.value.value in models]
+            if handed and _no_grad_block(facts, call) is None:  # run with gradients: trained there
+                for L in loops_around(facts, call):
+                    used.setdefault(L, set()).update(handed)
         trained = self._trained_models(lf, models, training_loops, called)
         models -= {name for name in models if self._without_dropout(name)}
         trained &= models
@@ -357,11 +429,34 @@ class WrongTrainEvalMode(Rule):
         steps = lf.backward + lf.optimizer_steps
         for loop in training_loops:
             scope = facts.where[loop].function
-            for name in sorted(trained & set(called.get(loop, {}))):
+            for name in sorted(trained & used.get(loop, set())):
                 self._eval_before_training(lf, loop, scope, name)
                 self._evaluation_after(lf, loop, scope, name, training_loops, called, by_scope.get(scope, []), steps)
         self._evaluation_with_gradients(lf, called, steps)
         self._evaluation_function_without_eval(lf, steps)
+
+    def _optimizers(self) -> list:
+        """(the `torch.optim.X(...)` call, the dotted name of the model it trains, or None), once per file."""
+        found = self.__dict__.get("_optimizer_calls")
+        if found is None:
+            facts = self.ctx.facts
+            found = self._optimizer_calls = []
+            for call in facts.index.get("Call", ()):
+                f = call.func
+                last = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+                if last[:1].isupper() and torch_optimizer(facts, call) is not None:  # (class names only: cheap)
+                    owner = optimizer_model(facts, call)
+                    found.append((call, dotted(owner[0]) if owner is not None else None))
+        return found
+
+    def _fresh_models(self) -> set:
+        """The models an optimizer trains that nothing puts in a mode, built in the file with dropout or batch
+        norm in sight: in train mode from the start (a new module is)."""
+        out = set()
+        for call, name in self._optimizers():
+            if name and "." not in name and self._starts_in_train_mode(name, call) is not None:
+                out.add(name)
+        return out
 
     def _without_dropout(self, name: str) -> bool:
         """`name` holds a model whose train and eval modes compute the same thing, in every binding: a
@@ -408,7 +503,8 @@ class WrongTrainEvalMode(Rule):
         if qn.startswith("diffusers."):
             return True
         if qn == "torch.nn.Sequential":
-            return self._layers_mode_free(call)
+            # every layer made right there (`nn.Sequential(*encoders, head)`: layers of unknown kinds)
+            return all(isinstance(a.value, cst.Call) and not a.star for a in call.args) and self._layers_mode_free(call)
         cls = facts.value_of(f, call) if call in facts.where else facts.value_of(f)
         node = getattr(cls, "node", None)
         if isinstance(node, cst.ClassDef) and node.bases and all(
@@ -442,12 +538,7 @@ class WrongTrainEvalMode(Rule):
         models called with gradients on in a training loop that are not named like a frozen teacher /
         reference / EMA copy (those are meant to stay in eval mode)."""
         facts = self.ctx.facts
-        owners = set()
-        for call in facts.index.get("Call", ()):
-            if torch_optimizer(self.ctx.facts, call) is not None:
-                found = optimizer_model(self.ctx.facts, call)
-                if found is not None and dotted(found[0]):
-                    owners.add(dotted(found[0]))
+        owners = {name for _, name in self._optimizers() if name}
         if owners:
             return models & owners
         out = set()
@@ -460,12 +551,32 @@ class WrongTrainEvalMode(Rule):
         return out
 
     def _modes(self, lf, name, scope) -> list:
-        """(call, "train" | "eval") for `name.train()` / `name.eval()` in ``scope``, in document order."""
+        """(call, "train" | "eval") for `name.train()` / `name.eval()` in ``scope``, and for the calls of the
+        file's own functions there that leave `name` in a mode (`evaluate(model)` ending in `model.eval()`),
+        in document order."""
         key = (name, scope)
         if key not in self._modes_memo:
             facts = self.ctx.facts
-            self._modes_memo[key] = [(c, m) for c, r, m in lf.modes if r == name and facts.where[c].function is scope]
+            self._modes_memo[key] = []  # recursion guard
+            own = [(c, m) for c, r, m in lf.modes if r == name and facts.where[c].function is scope]
+            graph = call_graph(facts)
+            for c in graph.calls_in.get(scope, ()):
+                fn = graph.target(c)
+                if fn is None or fn is scope:
+                    continue
+                inner = graph.inside(c, fn, name)
+                m = self._left_mode(lf, fn, inner) if inner is not None else None
+                if m is not None:
+                    own.append((c, m))
+            own.sort(key=lambda e: _order(facts, e[0]))
+            self._modes_memo[key] = own
         return self._modes_memo[key]
+
+    def _left_mode(self, lf, fn, name) -> str | None:
+        """The mode function ``fn`` leaves its object ``name`` in (its last mode event, through the calls
+        it makes), None when it sets none."""
+        events = self._modes(lf, name, fn)
+        return events[-1][1] if events else None
 
     def _eval_before_training(self, lf, loop, scope, name) -> None:
         facts = self.ctx.facts
@@ -482,9 +593,11 @@ class WrongTrainEvalMode(Rule):
             if reset and not self._periodic(c, loop):
                 return  # the evaluation ends the pass (`if step == len(loader) - 1:`); the epoch loop calls train()
             until = "until the next pass calls `train()`, " if reset else ""
+            direct = isinstance(c.func, cst.Attribute) and c.func.attr.value in ("eval", "train")
+            leaves = "" if direct else f" (it leaves `{name}` in eval mode)"
             self.report(
                 c,
-                f"`{self.ctx.code(c)}` runs inside the training loop and nothing in the loop calls `{name}.train()` "
+                f"`{self.ctx.code(c)}` runs inside the training loop{leaves} and nothing in the loop calls `{name}.train()` "
                 f"again: after the first evaluation {until}`{name}` trains in eval mode (dropout off, batch-norm "
                 "statistics frozen) and learns worse than expected",
                 hint=f"call `{name}.train()` right after the evaluation (or at the top of each step)",
@@ -545,6 +658,7 @@ class WrongTrainEvalMode(Rule):
                 continue
             between = [m for c, m in modes if start < _order(facts, c) and (_order(facts, c) < o or _inside(facts, c, other))]
             if "eval" in between:
+                self._train_inside_evaluation(lf, other, scope, name, calls)
                 continue
             if all(_no_grad_block(facts, c) is not None for c in calls):
                 self.report(
@@ -553,72 +667,44 @@ class WrongTrainEvalMode(Rule):
                     "on, so the predictions are noisy and the metrics lower (and different on every run)",
                     hint=f"call `{name}.eval()` before the evaluation loop (and `{name}.train()` before training again)",
                 )
+                continue
+            # gradients on too (no `no_grad`): a loop that only runs the model, in train mode
+            state = self._mode_at(lf, calls[0], name)
+            if state is not None and state[0] == "train":
+                self.report(
+                    calls[0],
+                    f"this loop runs `{name}` after training, with no `backward()` or optimizer step (an evaluation "
+                    f"or a prediction), while `{name}` is still in train mode ("
+                    + (f"`{self.ctx.code(state[1])}` left it so" if state[1] is not None
+                       else f"a new module starts in it and nothing calls `{name}.eval()`")
+                    + "): dropout is on, so the predictions are noisy and the metrics lower (and different on every "
+                    "run)",
+                    hint=f"call `{name}.eval()` before the loop, and run it under `with torch.no_grad():` (and "
+                    f"`{name}.train()` before training again)",
+                )
+
+    def _train_inside_evaluation(self, lf, loop, scope, name, calls) -> None:
+        """An evaluation loop (the model under `no_grad`) after `name.eval()`, with a `name.train()` inside
+        the loop before the model runs: the evaluation runs in train mode."""
+        facts = self.ctx.facts
+        if not all(_no_grad_block(facts, c) is not None for c in calls):
+            return
+        modes = self._modes(lf, name, scope)
+        for site in calls:
+            at = _order(facts, site)
+            before = [(c, m) for c, m in modes if _order(facts, c) < at]
+            if before and before[-1][1] == "train" and _inside(facts, before[-1][0], loop):
+                back = before[-1][0]
+                self.report(
+                    site,
+                    f"`{self.ctx.code(back)}` runs inside this evaluation loop, after `{name}.eval()`: `{name}` "
+                    "evaluates in train mode, so dropout is on, the predictions are noisy and the metrics lower "
+                    "(and different on every run)",
+                    hint=f"drop `{self.ctx.code(back)}` from the evaluation loop (call it before training again)",
+                )
+                return
 
     # -- an evaluation function that never calls model.eval(), called while the model is in train mode
-
-    @staticmethod
-    def _param_index(fn: cst.FunctionDef, name: str) -> int | None:
-        """Position of parameter ``name`` of ``fn`` (None: not a parameter)."""
-        for i, p in enumerate(fn.params.posonly_params + fn.params.params):
-            if p.name.value == name:
-                return i
-        if any(p.name.value == name for p in fn.params.kwonly_params):
-            return -1
-        return None
-
-    @staticmethod
-    def _passed(call: cst.Call, fn: cst.FunctionDef, name: str, index: int | None) -> str | None:
-        """The dotted name passed to ``fn``'s parameter ``name`` at ``call`` (the global itself when
-        ``index`` is None)."""
-        if index is None:
-            return name
-        for a in call.args:
-            if a.keyword is not None and a.keyword.value == name:
-                return dotted(a.value)
-        pos = [a for a in call.args if a.keyword is None and not a.star]
-        if 0 <= index < len(pos):
-            return dotted(pos[index].value)
-        return None
-
-    def _by_scope(self, lf) -> tuple[dict, dict]:
-        """The calls of the file by enclosing function, and the calls of plain names by that name (once)."""
-        memo = self.__dict__.get("_call_index")
-        if memo is None:
-            facts = self.ctx.facts
-            by_scope: dict = {}
-            by_name: dict = {}
-            for c in lf.calls:
-                w = facts.where.get(c)
-                if w is None:
-                    continue
-                by_scope.setdefault(w.function, []).append(c)
-                if isinstance(c.func, cst.Name):
-                    by_name.setdefault(c.func.value, []).append(c)
-            memo = self._call_index = (by_scope, by_name)
-        return memo
-
-    def _mode_left_by(self, lf, call: cst.Call, model: str) -> str | None:
-        """The mode a module-level function called as ``call`` leaves ``model`` in: its last
-        `param.train()` / `param.eval()` in its own body (None: it sets no mode)."""
-        if not isinstance(call.func, cst.Name):
-            return None
-        setters = self.__dict__.get("_setters")
-        if setters is None:  # module-level function name -> (def, {param: last mode it sets})
-            setters = self._setters = {}
-            facts = self.ctx.facts
-            for c, recv, mode in lf.modes:
-                fn = facts.where[c].function
-                if isinstance(fn, cst.FunctionDef) and recv in {p.name.value for p in fn.params.params
-                                                                + fn.params.posonly_params}:
-                    setters.setdefault(fn.name.value, (fn, {}))[1][recv] = mode
-        found = setters.get(call.func.value)
-        if found is None:
-            return None
-        fn, modes = found
-        for i, p in enumerate(fn.params.posonly_params + fn.params.params):
-            if p.name.value in modes and self._passed(call, fn, p.name.value, i) == model:
-                return modes[p.name.value]
-        return None
 
     def _mode_at(self, lf, site: cst.Call, model: str) -> tuple[str, cst.CSTNode] | None:
         """The mode ``model`` is in when ``site`` runs, from the `train()` / `eval()` calls and the calls of
@@ -626,13 +712,7 @@ class WrongTrainEvalMode(Rule):
         after it in the innermost loop around both."""
         facts = self.ctx.facts
         scope = facts.where[site].function
-        events = list(self._modes(lf, model, scope))
-        for c in self._by_scope(lf)[0].get(scope, ()):
-            if c is not site:
-                m = self._mode_left_by(lf, c, model)
-                if m is not None:
-                    events.append((c, m))
-        events.sort(key=lambda e: _order(facts, e[0]))
+        events = [e for e in self._modes(lf, model, scope) if e[0] is not site]
         at = _order(facts, site)
         before = [e for e in events if _order(facts, e[0]) < at]
         if before:
@@ -662,47 +742,56 @@ class WrongTrainEvalMode(Rule):
         if qn.startswith(("torch.load", "torch.jit", "joblib", "pickle", "copy.")) or "load" in qn.rsplit(".", 1)[-1]:
             return None
         # and the file shows that the mode matters (a dropout configured, a dropout / batch-norm layer made):
-        # for a model of unknown layers (`Net()` from another module) the source cannot tell
-        if not (self._dropout_configured() or any(
+        # for a model of unknown layers (`Net()` from another module) the source cannot tell (pytorch/examples'
+        # super_resolution evaluates a convolutions-only `Net` without `eval()`, correctly)
+        shown = self.__dict__.get("_mode_layers_shown")
+        if shown is None:
+            shown = self._mode_layers_shown = self._dropout_configured() or any(
                 (facts.qualname(c.func) or "").rsplit(".", 1)[-1].startswith(("Dropout", "BatchNorm"))
-                for c in facts.index.get("Call", ()))):
+                for c in facts.index.get("Call", ()))
+        if not shown:
             return None
-        for call in facts.index.get("Call", ()):
-            if torch_optimizer(facts, call) is not None:
-                found = optimizer_model(facts, call)
-                if found is not None and dotted(found[0]) == model:
-                    return "train", None
+        if any(name == model for _, name in self._optimizers()):
+            return "train", None
         return None
 
     def _evaluation_function_without_eval(self, lf, steps) -> None:
-        """A function that runs a model under `no_grad` in a loop (an evaluation) but never sets its mode,
-        called where the model was last put in train mode: the evaluation runs with dropout on."""
+        """A function or method that runs a model under `no_grad` in a loop (an evaluation), directly or
+        through the file's own functions (`self._forward_pass(x)` → `self.model(x)`), but never sets its
+        mode, called where the model was last put in train mode: the evaluation runs with dropout on."""
         facts = self.ctx.facts
-        by_scope, by_name = self._by_scope(lf)
+        graph = call_graph(facts)
         stepping = {facts.where[s].function for s in steps if s in facts.where}
-        mode_set = {(facts.where[c].function, r) for c, r, _ in lf.modes}
         for fn in facts.index.get("FunctionDef", ()):
-            sites = by_name.get(fn.name.value)
-            if not sites or fn in stepping:
+            if fn in stepping:
                 continue
             w = facts.where.get(fn)
-            if w is None or w.function is not None or w.inside(cst.ClassDef) is not None:
-                continue  # module-level functions: their call sites are found by name
+            if w is None or w.function is not None:
+                continue  # module-level functions and methods (nested functions: their callers are not followed)
+            calls = graph.calls_in.get(fn, ())
+            if not (any(_grad_word(c.func) for c in calls) or any(_turns_grad_off(d.decorator) for d in fn.decorators)):
+                continue  # (a cheap test first: no `no_grad` in the function)
+            evaluating = [c for c in calls if _no_grad_block(facts, c) is not None and loops_around(facts, c)]
+            if not evaluating:
+                continue
+            sites = graph.callers(fn)
+            if not sites:
+                continue
             runs: dict = {}
-            for c in by_scope.get(fn, ()):
-                if isinstance(c.func, cst.Name) and c.func.value not in runs and loops_around(facts, c) \
-                        and _no_grad_block(facts, c) is not None:
-                    runs[c.func.value] = c
+            for c in evaluating:
+                for name in self._runs(graph, c, fn):
+                    runs.setdefault(name, c)
+            params = {p.name.value for p in fn.params.posonly_params + fn.params.params + fn.params.kwonly_params}
             for name, first in runs.items():
-                index = self._param_index(fn, name)
-                if index is None and name in facts.bindings.get(fn, {}):
+                head = name.split(".", 1)[0]
+                if head not in params and head != "self" and head in facts.bindings.get(fn, {}):
                     continue  # a local of the function (a metric, a helper), not a model handed in
-                if index == -1 or (fn, name) in mode_set:
-                    continue
-                if index is None and self._without_dropout(name):
+                if self._modes(lf, name, fn):
+                    continue  # it sets the mode itself
+                if head not in params and head != "self" and self._without_dropout(name):
                     continue
                 for site in sites:
-                    model = self._passed(site, fn, name, index)
+                    model = graph.outside(site, fn, name)
                     if model is None:
                         continue
                     state = self._mode_at(lf, site, model)
@@ -719,6 +808,38 @@ class WrongTrainEvalMode(Rule):
                         hint=f"call `{name}.eval()` at the top of `{fn.name.value}()` (and `.train()` before training again)",
                     )
                     break
+
+    def _runs(self, graph, call: cst.Call, fn, depth: int = 0) -> list[str]:
+        """The objects ``call`` (in ``fn``) runs, as spelt in ``fn``: the callee itself (`model(x)`,
+        `self.model(x)`), or what the file's own function it calls runs (mapped back through its arguments)."""
+        memo = self.__dict__.setdefault("_runs_memo", {})
+        if call in memo:
+            return memo[call]
+        memo[call] = []  # recursion guard
+        memo[call] = found = self._runs_uncached(graph, call, fn, depth)
+        return found
+
+    def _runs_uncached(self, graph, call: cst.Call, fn, depth: int) -> list[str]:
+        target = graph.target(call)
+        if target is None:
+            f = call.func
+            if isinstance(f, cst.Name):
+                return [f.value]
+            if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self" \
+                    and isinstance(fn, cst.FunctionDef) and graph.class_of(fn) is not None:
+                return [f"self.{f.attr.value}"]
+            return []
+        if target is fn or depth > 3:
+            return []
+        out = []
+        for c in graph.calls_in.get(target, ()):
+            for inner in self._runs(graph, c, target, depth + 1):
+                if self._modes(self._lf, inner, target):
+                    continue  # the helper sets the mode itself
+                outer = graph.outside(call, target, inner)
+                if outer is not None and outer not in out:
+                    out.append(outer)
+        return out
 
     def _evaluation_with_gradients(self, lf, called, steps) -> None:
         """A loop that runs the model in eval mode, outside `no_grad`, and keeps its outputs."""
@@ -822,6 +943,50 @@ class LossAccumulatedAsTensor(Rule):
             "the whole graph with `retain_graph=True`) and it stays a tensor on the device",
             hint=f"accumulate the number: `{self.ctx.code(node.target)} += {item}` (or `.detach()`)",
             fix=self.ctx.fix(Applicability.UNSAFE, f"Accumulate `{item}`", self.ctx.replace(node.value, item)),
+        )
+
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """`outputs.append(output)` in the training loop, where `output` (or `output["loss"]`) is what
+        `backward()` ran on: the list keeps every step's graph alive until it is dropped."""
+        f = node.func
+        if not (isinstance(f, cst.Attribute) and f.attr.value == "append" and len(node.args) == 1
+                and isinstance(node.args[0].value, cst.Name) and isinstance(f.value, cst.Name)):
+            return
+        facts = self.ctx.facts
+        loops = loops_around(facts, node)
+        if not loops:
+            return
+        loop, kept, store = loops[-1], node.args[0].value.value, f.value.value
+        lf = loop_facts(facts)
+        backs = [b for b in lf.backward if _inside(facts, b, loop) and _order(facts, b) < _order(facts, node)]
+        if not backs or any(store in {n.value for n in iter_nodes(b, (cst.Name,))} for b in lf.backward):
+            return  # (the kept losses are backpropagated later: intended)
+        # `output["loss"].backward()` / `loss.backward()`: the root of what was backpropagated
+        roots = set()
+        for b in backs:
+            root = b.func.value
+            while isinstance(root, (cst.Subscript, cst.Attribute)):
+                root = root.value
+            if isinstance(root, cst.Name):
+                roots.add(root.value)
+        if kept not in roots:
+            return
+        # the list lives across iterations (made before the loop), and nothing detached the kept value after the
+        # backward (`output["loss"] = output["loss"].detach()`, `loss = loss.item()`)
+        made = facts.lookup(store, node)
+        if made is None or made.order >= _order(facts, loop) or not isinstance(made.value, (cst.List, cst.Call)):
+            return
+        for a in facts.index.get("Assign", ()):
+            if _inside(facts, a, loop) and _graph_free(a.value) and any(
+                    kept in {n.value for n in iter_nodes(t.target, (cst.Name,))} for t in a.targets):
+                return
+        self.report(
+            node,
+            f"`{self.ctx.code(node)}` keeps `{kept}`, which `backward()` ran on, in a list across iterations: every "
+            "step's autograd graph stays linked from it, so memory grows each step until the list is dropped (a few "
+            "KB a step after `backward()`, the whole graph with `retain_graph=True`)",
+            hint=f"keep detached values: `.detach()` (or `.item()`) the loss in `{kept}` before appending it",
         )
 
 
