@@ -94,7 +94,8 @@ class Dataflow:
             bound = set(self.imports.names)
             for names in self.bindings.values():
                 bound.update(names)
-            for node in iter_nodes(self.module, (cst.AsName, cst.CompFor, cst.NamedExpr, cst.Global, cst.Nonlocal)):
+            index = self.index
+            for node in (n for t in ("AsName", "CompFor", "NamedExpr", "Global", "Nonlocal") for n in index.get(t, ())):
                 target = node.name if isinstance(node, cst.AsName) else node.target if isinstance(
                     node, (cst.CompFor, cst.NamedExpr)) else None
                 if target is not None:

@@ -27,7 +27,9 @@ STRUCTURAL = (
 #: Node types the facts themselves need, whatever rules are enabled.
 FACT_TYPES = frozenset(
     {"Assign", "AnnAssign", "AugAssign", "FunctionDef", "ClassDef", "Import", "ImportFrom",
-     "Call", "Return", "For"}
+     "Call", "Return", "For",
+     # the other binding forms (Dataflow._bound_names)
+     "AsName", "CompFor", "NamedExpr", "Global", "Nonlocal"}
 )
 
 

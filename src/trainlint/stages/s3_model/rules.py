@@ -277,7 +277,15 @@ def _class_count_evidence(ctx) -> knowledge.DatasetInfo | None:
 def _label_count_evidence(ctx) -> int | None:
     """How many classes the file's own labels span, when the data is unknown: 2 for a metric with
     `average="binary"` or labels built as all-zero / 0-1 tensors (`labels=torch.zeros(...)`,
-    `np.random.randint(0, 2, n)`), N for `randint(0, N, ...)` or `i % N` labels; None when nothing says."""
+    `np.random.randint(0, 2, n)`), N for `randint(0, N, ...)` or `i % N` labels; None when nothing says.
+    Once per file (every `from_pretrained` of a classifier asks)."""
+    memo = ctx.facts.__dict__
+    if "_label_count_evidence" not in memo:
+        memo["_label_count_evidence"] = _label_count_in_file(ctx)
+    return memo["_label_count_evidence"]
+
+
+def _label_count_in_file(ctx) -> int | None:
     facts = ctx.facts
     given: list = []  # (expression given as the labels, where)
     for call in facts.index.get("Call", ()):
