@@ -3,13 +3,9 @@ bound to there, and how an object of the caller (a name, `self.<attr>`) is spelt
 
 from __future__ import annotations
 
-import weakref
-
 import libcst as cst
 
 from trainlint.facts.expr import dotted
-
-_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 class CallGraph:
@@ -153,8 +149,9 @@ class CallGraph:
 
 
 def call_graph(facts) -> CallGraph:
-    """The file's call graph (built once per file)."""
-    g = _CACHE.get(facts)
+    """The file's call graph (built once per file, kept on the file's facts: a weak-keyed cache
+    whose value refers to its key would keep every file's facts alive)."""
+    g = facts.__dict__.get("_call_graph")
     if g is None:
-        g = _CACHE[facts] = CallGraph(facts)
+        g = facts._call_graph = CallGraph(facts)
     return g

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import weakref
 
 import libcst as cst
 
@@ -79,7 +78,6 @@ class LoopFacts:
     loops_of: dict = dataclasses.field(default_factory=dict)  # node -> loops around it (outermost first)
 
 
-_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def loops_around(facts, node) -> tuple:
@@ -145,7 +143,7 @@ def _module_itself(recv: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def loop_facts(facts) -> LoopFacts:
-    lf = _CACHE.get(facts)
+    lf = facts.__dict__.get("_loop_facts")  # once per file, kept with the file's facts
     if lf is not None:
         return lf
     lf = LoopFacts()
@@ -187,7 +185,7 @@ def loop_facts(facts) -> LoopFacts:
                 lf.zero_grads.append(assign)
     for n in lf.backward + lf.optimizer_steps + lf.scheduler_steps + lf.zero_grads + [m[0] for m in lf.modes]:
         lf.loops_of[n] = loops_around(facts, n)
-    _CACHE[facts] = lf
+    facts._loop_facts = lf
     return lf
 
 
