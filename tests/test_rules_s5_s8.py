@@ -679,6 +679,9 @@ def test_tl804_trl_trainers_and_their_versions():
                  "TL804") == []
     assert codes("import transformers\nfrom trl import DDPOTrainer\nt = DDPOTrainer(config, reward, prompt, pipeline, tokenizer=tok)\n",
                  "TL804") == []
+    # a script that imports trl only (no torch / transformers line) is linted too
+    assert codes("from trl import SFTTrainer\nt = SFTTrainer(model='m', train_dataset=d, tokenizer=tok)\n",
+                 "TL804") == ["TL804"]
 
 
 def test_tl809_versions_and_classes():

@@ -22,7 +22,7 @@ from trainlint.rule import Rule, all_rules
 #: A file that mentions none of these is not a training script: it is not parsed at all. (A snippet
 #: that never imports its framework still says `from_pretrained` or `load_dataset`.)
 FRAMEWORK_RE = re.compile(
-    r"\b(?:torch|tensorflow|keras|tf_keras|transformers|datasets|evaluate|accelerate|from_pretrained|load_dataset)\b"
+    r"\b(?:torch|tensorflow|keras|tf_keras|transformers|datasets|evaluate|accelerate|trl|peft|from_pretrained|load_dataset)\b"
 )
 _NOQA_RE = re.compile(
     r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
