@@ -796,6 +796,12 @@ def run(set_names: list[str], write: bool, jobs: int, reuse: bool = False) -> in
                 print(f"  {code}: {stats.found[code]}/{stats.expected[code]}")
             for e in missed:
                 print(f"  missed {e['code']} {e['source']}/{e['path']}:{e['line']}")
+            also = _found_with_every_rule(set_dir, missed)
+            if also:
+                n = sum(stats.found.values()) + len(also)
+                print(f"[{name}] with the off-by-default rules selected too (--select ALL): recall "
+                      f"{_pct(n, sum(stats.expected.values()))} ({n}/{sum(stats.expected.values())}); "
+                      f"then also found: {', '.join(sorted(e['code'] + ' ' + e['path'] for e in also))}")
         if complete and write:
             from trainlint.rule import default_codes
 
@@ -805,6 +811,22 @@ def run(set_names: list[str], write: bool, jobs: int, reuse: bool = False) -> in
     if write:
         DOC.write_text(render() + "\n", encoding="utf-8")
     return status
+
+
+def _found_with_every_rule(set_dir: Path, missed: list[dict]) -> list[dict]:
+    """The missed bugs of a set whose rule is off by default, found when every rule is selected."""
+    from trainlint.config import Settings
+    from trainlint.files import SourceFile
+    from trainlint.parallel import lint_files
+    from trainlint.rule import default_codes
+
+    off = [e for e in missed if e["code"] not in default_codes()]
+    paths = sorted({set_dir / e["source"] / e["path"] for e in off if (set_dir / e["source"] / e["path"]).is_file()})
+    if not paths:
+        return []
+    results = lint_files([SourceFile(p, str(p)) for p in paths], Settings(select=["ALL"]), None)
+    reported = {(str(p), f.code, f.start.row) for p, r in zip(paths, results) for f in r.findings}
+    return [e for e in off if (str(set_dir / e["source"] / e["path"]), e["code"], e["line"]) in reported]
 
 
 def _print_precision(stats: Stats) -> None:
