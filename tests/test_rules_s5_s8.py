@@ -1247,3 +1247,25 @@ def test_tl702_evaluation_function_on_a_new_module_never_put_in_eval_mode():
         assert codes(src.replace("GPT(GPTConfig(n_layer=12, dropout=0.1)).to(device)", made), "TL702") == [], made
     # nothing shows a dropout or a batch norm (pytorch/examples super_resolution: convolutions only)
     assert codes(src.replace("dropout=0.1", "dropout=0.0"), "TL702") == []
+
+
+def test_tl501_a_string_optimizer_in_the_branch_without_training_is_left_to_the_probe():
+    # in the shape of transformers' TF examples (run_text_classification.py): a real optimizer when
+    # there is a training set, `optimizer = "sgd"  # Just use any default` otherwise, then one compile
+    src = """
+    from transformers import TFAutoModelForSequenceClassification, create_optimizer
+    model = TFAutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+    if "train" in datasets:
+        optimizer, schedule = create_optimizer(init_lr=5e-5, num_train_steps=1000, num_warmup_steps=0)
+    else:
+        optimizer = "sgd"  # Just use any default
+    model.compile(optimizer=optimizer, metrics=["accuracy"])
+    """
+    assert codes(src, "TL501") == []
+    # the string in both branches, or assigned unconditionally after the object: still reported
+    both = src.replace('optimizer, schedule = create_optimizer(init_lr=5e-5, num_train_steps=1000, num_warmup_steps=0)',
+                       'optimizer = "adam"')
+    assert codes(both, "TL501") == ["TL501"]
+    after = src.replace('    model.compile(', '    optimizer = "adam"\n    model.compile(')
+    assert codes(after, "TL501") == ["TL501"]
+    assert codes(src.replace("optimizer=optimizer", 'optimizer="sgd"'), "TL501") == ["TL501"]

@@ -61,6 +61,8 @@ class StringOptimizer(Rule):
         name = self.ctx.facts.constant(opt, node)
         if not isinstance(name, str):
             return
+        if isinstance(opt, cst.Name) and _other_branch_binds_an_object(self.ctx.facts, opt.value, node):
+            return  # `if train: optimizer, _ = create_optimizer(...)  else: optimizer = "sgd"`: the probe tells
         model = keras_backbone(self.ctx.facts, node)
         if model is None or not (model.transformers and model.pretrained) or _frozen_between(self.ctx.module, model.call, node):
             return  # `bert.trainable = False`: only the new head trains, at the default rate
@@ -107,6 +109,27 @@ class StringOptimizer(Rule):
             new, add = f"{got[0]}.{cls}(learning_rate={FINE_TUNING_LR})", got[1]
         return self.ctx.fix(Applicability.UNSAFE, f'Replace `optimizer="{name}"` with `{new}` (sets the learning rate)',
                             self.ctx.replace(opt, new), *([add] if add is not None else []))
+
+
+def _other_branch_binds_an_object(facts, name: str, at: cst.Call) -> bool:
+    """The string ``name`` holds at ``at`` is assigned in a branch (if/else, try) that ``at`` is not in,
+    and another assignment before ``at`` binds it to something that is not a string (transformers'
+    TF examples: `optimizer = "sgd"  # Just use any default` when there is no training set)."""
+    b = facts.lookup(name, at)
+    here = facts.where.get(at)
+    if b is None or here is None:
+        return False
+    branches = (cst.If, cst.Else, cst.Try, cst.ExceptHandler)
+    stmt = next((a for a in facts.index.get("Assign", ()) if a.value is b.value), None)
+    w = facts.where.get(stmt) if stmt is not None else None
+    if w is None or not any(isinstance(x, branches) and x not in here.blocks for x in w.blocks):
+        return False
+    for other in facts.bindings.get(here.function, {}).get(name, ()):
+        if other is not b and other.order < here.order \
+                and not isinstance(facts.constant(other.value, at) if isinstance(other.value, cst.BaseExpression)
+                                   else None, str):  # an object, or unknown (`optimizer, schedule = f(...)`)
+            return True
+    return False
 
 
 @register
