@@ -1269,3 +1269,30 @@ def test_tl501_a_string_optimizer_in_the_branch_without_training_is_left_to_the_
     after = src.replace('    model.compile(', '    optimizer = "adam"\n    model.compile(')
     assert codes(after, "TL501") == ["TL501"]
     assert codes(src.replace("optimizer=optimizer", 'optimizer="sgd"'), "TL501") == ["TL501"]
+
+
+def test_tl704_in_one_function_outside_any_loop():
+    # jiant-dev/jiant-dev#89: an optimizer/scheduler wrapper whose step() steps the scheduler first
+    wrapper = """
+    import torch
+    class OptimizerScheduler:
+        def __init__(self, optimizer, scheduler):
+            self.optimizer = optimizer
+            self.scheduler = scheduler
+        def step(self):
+            self.scheduler.step()
+            self.optimizer.step()
+    for batch in loader:
+        loss = model(**batch).loss
+        loss.backward()
+        wrapper.step()
+    """
+    wrapper = textwrap.dedent(wrapper)
+    assert codes(wrapper, "TL704") == ["TL704"]
+    fixed = wrapper.replace("self.scheduler.step()\n        self.optimizer.step()",
+                            "self.optimizer.step()\n        self.scheduler.step()")
+    assert fixed != wrapper and codes(fixed, "TL704") == []
+    # two branches of one if/else never run in the same call
+    branches = wrapper.replace("self.scheduler.step()\n        self.optimizer.step()",
+                               "if warm:\n            self.scheduler.step()\n        else:\n            self.optimizer.step()")
+    assert branches != wrapper and codes(branches, "TL704") == []

@@ -1018,18 +1018,21 @@ class SchedulerBeforeOptimizer(Rule):
         lf = loop_facts(facts)
         for s in lf.scheduler_steps:
             loops = lf.loops_of[s]
-            if not loops:
+            # in the same loop; or, outside any loop, in the same function (a wrapper's `step()` method, a
+            # train-epoch function stepping its schedule first): one call of it runs both, in that order
+            block = loops[-1] if loops else facts.where[s].function
+            if block is None:
                 continue
-            loop = loops[-1]
             order = _order(facts, s)
-            after = [o for o in lf.optimizer_steps if _inside(facts, o, loop) and _order(facts, o) > order
+            after = [o for o in lf.optimizer_steps if _inside(facts, o, block) and _order(facts, o) > order
                      and not _exclusive(facts, s, o)]
             if not after:
                 continue
             o = after[0]
+            where = "in the same loop" if loops else "in the same function"
             self.report(
                 s,
-                f"`{self.ctx.code(s)}` runs before `{self.ctx.code(o)}` in the same loop: the first value of the "
+                f"`{self.ctx.code(s)}` runs before `{self.ctx.code(o)}` {where}: the first value of the "
                 "learning-rate schedule is skipped (PyTorch warns \"Detected call of `lr_scheduler.step()` before "
                 "`optimizer.step()`\"); with per-epoch schedules the whole schedule runs one epoch early",
                 hint=f"call `{self.ctx.code(s)}` after `{self.ctx.code(o)}`",
