@@ -143,18 +143,19 @@ class Step:
     node: cst.CSTNode
 
 
-def dataset_chain(facts, expr, at, _depth: int = 0) -> tuple[cst.Call, tuple[Step, ...]] | None:
+def dataset_chain(facts, expr, at, _depth: int = 0, any_origin: bool = False) -> tuple[cst.Call, tuple[Step, ...]] | None:
     """The `load_dataset(...)` call ``expr`` derives from and the steps applied since, in order
-    (through names, `ds["train"]` and method calls); None if anything else intervenes."""
+    (through names, `ds["train"]` and method calls); None if anything else intervenes. ``any_origin``:
+    the chain may start at any other call too (`DatasetDict(...)`, a helper of the file)."""
     if expr is None or _depth > 20:
         return None
     if isinstance(expr, cst.Name):
         b = facts.lookup(expr.value, at if at in facts.where else expr)
         if b is None or not isinstance(b.value, (cst.Call, cst.Subscript, cst.Name)):
             return None
-        return dataset_chain(facts, b.value, b.value if b.value in facts.where else at, _depth + 1)
+        return dataset_chain(facts, b.value, b.value if b.value in facts.where else at, _depth + 1, any_origin)
     if isinstance(expr, cst.Subscript):
-        inner = dataset_chain(facts, expr.value, at, _depth + 1)
+        inner = dataset_chain(facts, expr.value, at, _depth + 1, any_origin)
         if inner is None or len(expr.slice) != 1:
             return None
         sl = expr.slice[0].slice
@@ -165,8 +166,10 @@ def dataset_chain(facts, expr, at, _depth: int = 0) -> tuple[cst.Call, tuple[Ste
         if facts.callee(expr) == "datasets.load_dataset":
             return expr, ()
         if isinstance(expr.func, cst.Attribute):
-            inner = dataset_chain(facts, expr.func.value, at, _depth + 1)
+            inner = dataset_chain(facts, expr.func.value, at, _depth + 1, any_origin)
             if inner is None:
-                return None
+                return (expr, ()) if any_origin and facts.callee(expr) else None
             return inner[0], inner[1] + (Step("method", expr.func.attr.value, expr),)
+        if any_origin:
+            return expr, ()
     return None

@@ -285,26 +285,11 @@ def _example_source(facts, expr, at) -> cst.BaseExpression | None:
     return next(iter(sources))
 
 
-def _map_steps(facts, expr, at, _depth: int = 0) -> list[tuple[str, cst.Call]] | None:
+def _map_steps(facts, expr, at) -> list[tuple[str, cst.Call]] | None:
     """The method calls a dataset expression went through, in order (through names, subscripts and method
-    chains); None when something else intervenes (a function call, a comprehension)."""
-    if expr is None or _depth > 20:
-        return None
-    if isinstance(expr, cst.Name):
-        b = facts.lookup(expr.value, at if at in facts.where else expr)
-        if b is None or not isinstance(b.value, (cst.Call, cst.Subscript, cst.Name)):
-            return None
-        return _map_steps(facts, b.value, b.value if b.value in facts.where else at, _depth + 1)
-    if isinstance(expr, cst.Subscript):
-        return _map_steps(facts, expr.value, at, _depth + 1)
-    if isinstance(expr, cst.Call):
-        if isinstance(expr.func, cst.Attribute):
-            inner = _map_steps(facts, expr.func.value, at, _depth + 1)
-            if inner is None:
-                return [] if facts.callee(expr) else None
-            return inner + [(expr.func.attr.value, expr)]
-        return []  # the origin: `load_dataset(...)`, `DatasetDict()`, a helper
-    return None
+    chains, from any origin call); None when something else intervenes (a comprehension)."""
+    chain = dataset_chain(facts, expr, at, any_origin=True)
+    return None if chain is None else [(s.name, s.node) for s in chain[1] if s.kind == "method"]
 
 
 def _kept_text_columns(facts, data, at) -> list[str]:
