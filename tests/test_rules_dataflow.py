@@ -374,7 +374,7 @@ def test_tl403_model_built_by_the_caller_and_a_loss_moved_to_the_gpu():
 
 # -- TL701: one optimizer of two never cleared ---------------------------------------------------------
 
-# in the shape of Hsintien-Ng/idinvert_pytorch-reproduced's training_loop_encoder.py (its issue 1)
+# in the shape of Hsintien-Ng/idinvert_pytorch-reproduced's training_loop_encoder.py (Hsintien-Ng/idinvert_pytorch-reproduced#1)
 TWO_OPTIMIZERS = """
 import torch
 
