@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from trainlint.config import Settings
 from trainlint.engine import lint_source
 
@@ -909,7 +911,7 @@ def test_tl202_custom_collator_quiet_when_kept_or_model_inputs_only():
 
 
 # ---------------------------------------------------------------------------------------------
-# TL203 / TL204 (off by default)
+# TL203 train-loader-not-shuffled / TL204 eval-loader-shuffled (off by default)
 
 LOADERS = """
 import torch
@@ -921,17 +923,209 @@ ok_sampler = DataLoader(train_dataset, sampler=DistributedSampler(train_dataset)
 eval_loader = DataLoader(eval_dataset, batch_size=64, shuffle=True)
 ok_eval = DataLoader(eval_dataset, batch_size=64)
 test_loader = DataLoader(tokenized["test"], 64, True)
+for batch in ok_train:
+    model(**batch).loss.backward()
+    optimizer.step()
+for batch in ok_sampler:
+    model(**batch).loss.backward()
+    optimizer.step()
+for batch in train_loader:
+    model(**batch).loss.backward()
+for batch in train_loader2:
+    optimizer.step()
 """
 
 
-def test_tl203_tl204_off_by_default():
-    assert not {"TL203", "TL204"} & set(codes(LOADERS))
+def test_tl204_off_by_default_tl203_on():
+    found = codes(LOADERS)
+    assert "TL204" not in found and found.count("TL203") == 2
 
 
 def test_tl203_tl204_selected():
     found = lint(LOADERS, select="TL20")
     assert [(f.code, f.start.row) for f in found if f.code in ("TL203", "TL204")] == [
         ("TL203", 4), ("TL203", 5), ("TL204", 8), ("TL204", 10)]
+
+
+TL203_HELPERS = """
+import torch
+from torch.utils.data import DataLoader, random_split
+
+def get_dataset(full, batch_size=2):
+    train_subset, val_subset = random_split(full, [0.95, 0.05])
+    train_dataloader = DataLoader(train_subset, batch_size=batch_size)
+    val_dataloader = DataLoader(val_subset, batch_size=batch_size)
+    return train_subset, train_dataloader, val_subset, val_dataloader
+
+def train(model, train_dataloader, optimizers, epochs):
+    for epoch in range(epochs):
+        for step, batch in enumerate(train_dataloader):
+            loss = model(batch)
+            loss.backward()
+            for optim in optimizers:
+                optim.step()
+
+def main(full, model):
+    _, train_dataloader, _, _ = get_dataset(full)
+    train(model, train_dataloader, [torch.optim.Adam(model.parameters())], 10)
+"""
+
+
+def test_tl203_a_loader_built_in_a_helper_trained_in_another():
+    # the real form (jacarvalho/mpd-public#6): the loader is returned by one function and iterated by another
+    [f] = lint(TL203_HELPERS, select="TL203")
+    assert f.start.row == 7 and "for ... in enumerate(train_dataloader)" in f.message and "shuffle=True" in f.hint
+
+
+def test_tl203_through_a_nested_step_function_and_self_attributes():
+    src = """
+    import torch
+    from torch.utils.data import DataLoader
+
+    class Search:
+        def __init__(self, model, dataset_train, dataset_valid, optimizer):
+            self.model, self.optimizer = model, optimizer
+            self.train_loader = torch.utils.data.DataLoader(dataset_train, batch_size=64, num_workers=4)
+            self.valid_loader = torch.utils.data.DataLoader(dataset_valid, batch_size=64)
+
+        def _train_one_epoch(self):
+            def step(x, y):
+                self.optimizer.zero_grad()
+                torch.nn.functional.cross_entropy(self.model(x), y).backward()
+                self.optimizer.step()
+            for x, y in self.train_loader:
+                step(x, y)
+    """
+    [f] = lint(src, select="TL203")
+    assert f.start.row == 8 and "self.train_loader" in f.message
+
+
+def test_tl203_quiet_without_a_training_use():
+    # one batch to look at, a loader a helper takes for a pass without training, a parameter the file's
+    # callers fill with another loader
+    src = """
+    import torch
+    from torch.utils.data import DataLoader
+    small_loader = DataLoader(train_set, batch_size=256, shuffle=False)
+    imgs, labels = next(iter(small_loader))
+    embed_loader = DataLoader(dataset["train"], batch_size=8)
+    state = get_eva_state_dict(model, embed_loader)
+    dataloader = DataLoader(train_dataset, batch_size=4, shuffle=False)
+    batch = next(iter(dataloader))
+
+    def train(dataloader):
+        for x, y in dataloader:
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+
+    train_dl = DataLoader(train_dataset, batch_size=32, shuffle=True)
+    train(train_dl)
+    """
+    assert "TL203" not in codes(src)
+
+
+TL203_RANDOM = """
+import torch
+from torch.utils.data import DataLoader, Dataset, TensorDataset
+
+class RandomDataset(Dataset):
+    def __init__(self, size, length):
+        self.data = torch.randn(length, size)
+    def __getitem__(self, i):
+        return self.data[i]
+    def __len__(self):
+        return len(self.data)
+
+class Noise(Dataset):
+    def __init__(self, n):
+        self.x = torch.rand(n, 4)
+    def __getitem__(self, i):
+        return self.x[i]
+    def __len__(self):
+        return len(self.x)
+
+x = torch.randn(64, 4)
+train_loader = DataLoader({dataset}, batch_size={size})
+for batch in train_loader:
+    model(batch).sum().backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("dataset, size", [
+    ("RandomDataset(32, 64)", "2"),
+    ("TensorDataset(x, torch.randint(0, 2, (64,)))", "8"),
+    ("Noise(64)", "8"),
+    ("train_examples", "len(train_examples)"),
+])
+def test_tl203_quiet_on_random_data_and_one_batch(dataset, size):
+    assert "TL203" not in codes(TL203_RANDOM.format(dataset=dataset, size=size))
+    # the same loop over stored data (in batches) is reported
+    assert "TL203" in codes(TL203_RANDOM.format(dataset="train_examples", size="8"))
+
+
+def test_tl203_quiet_on_iterable_datasets():
+    src = TL203_RANDOM.format(dataset='load_dataset("c4", split="train", streaming=True)', size="8")
+    assert "TL203" not in codes(src)
+
+
+LIGHTNING_TL203 = """
+import lightning as L
+from torch.utils.data import DataLoader, random_split
+from torchvision.datasets import MNIST
+
+class MNISTDataModule(L.LightningDataModule):
+    def setup(self, stage=None):
+        self.mnist_train, self.mnist_val = random_split(MNIST("data", train=True), [55000, 5000])
+
+    def train_dataloader(self):
+        return DataLoader(self.mnist_train, batch_size=128)
+
+    def val_dataloader(self):
+        return DataLoader(self.mnist_val, batch_size=128)
+
+trainer = L.Trainer(max_epochs=2, accelerator="auto", {devices})
+trainer.fit(model, datamodule=MNISTDataModule())
+"""
+
+
+def test_tl203_lightning_on_one_device():
+    [f] = lint(LIGHTNING_TL203.format(devices="devices=1"), select="TL203")
+    assert f.start.row == 11 and "train_dataloader()" in f.message and "one device" in f.message
+
+
+def test_tl203_lightning_on_several_devices_shuffles_for_the_loader():
+    # Lightning's data connector gives the training loader a DistributedSampler(shuffle=True) when the run
+    # is distributed, whatever the loader's own `shuffle`
+    for devices in ("devices=4", 'strategy="ddp"', "devices=-1", "num_nodes=2"):
+        assert "TL203" not in codes(LIGHTNING_TL203.format(devices=devices)), devices
+
+
+def test_tl203_a_loader_given_to_fit():
+    src = """
+    import lightning as L
+    from torch.utils.data import DataLoader
+    train_loader = DataLoader(train_ds, batch_size=64)
+    trainer = L.Trainer(devices=1)
+    trainer.fit(model, train_loader)
+    """
+    [f] = lint(src, select="TL203")
+    assert "`trainer.fit(...)` trains on it" in f.message
+
+
+def test_tl203_through_accelerate_prepare():
+    src = """
+    from accelerate import Accelerator
+    from torch.utils.data import DataLoader
+    accelerator = Accelerator()
+    train_dl = DataLoader(tokenized["train"], batch_size=16, collate_fn=collator)
+    model, optimizer, dl = accelerator.prepare(model, optimizer, train_dl)
+    for batch in dl:
+        accelerator.backward(model(**batch).loss)
+        optimizer.step()
+    """
+    [f] = lint(src, select="TL203")
+    assert f.start.row == 5
 
 
 # ---------------------------------------------------------------------------------------------

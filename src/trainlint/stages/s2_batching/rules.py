@@ -25,10 +25,13 @@ from trainlint.facts import (
     literal,
     positional,
 )
+from trainlint.facts.calls import call_graph
 from trainlint.facts.datasets import dataset_chain
+from trainlint.facts.expr import dotted
 from trainlint.findings import Applicability, Severity
 from trainlint.pins import versions_of
 from trainlint.rule import Rule, register
+from trainlint.stages.s7_loop.rules import loop_facts
 
 
 @register
@@ -577,12 +580,12 @@ def _dataloader_dataset(facts, node: cst.Call) -> cst.BaseExpression | None:
 
 @register
 class TrainLoaderNotShuffled(Rule):
-    """A training `DataLoader` without `shuffle=True` (or a sampler)."""
+    """A `DataLoader` over training data, without `shuffle=True` (or a sampler), that a training loop of the
+    file iterates (or Lightning's `train_dataloader()` / `fit` takes)."""
 
     code = "TL203"
     name = "train-loader-not-shuffled"
     severity = Severity.WARNING
-    default = False
     # "train" in the dataset's expression may be in a string (`ds["train"]`): no group for it
     gate = (("DataLoader",), ("torch",))
 
@@ -592,7 +595,9 @@ class TrainLoaderNotShuffled(Rule):
         if ds is None or has_star_kwargs(node):
             return
         shown = self.ctx.code(ds)
-        if not _TRAIN_NAME.search(shown) or _EVAL_NAME.search(shown):
+        names = _loader_names(facts, node)
+        said = [shown, *names]
+        if not any(_TRAIN_NAME.search(t) for t in said) or any(_EVAL_NAME.search(t) for t in said):
             return
         if keyword(node, "sampler") is not None or keyword(node, "batch_sampler") is not None:
             return
@@ -601,12 +606,223 @@ class TrainLoaderNotShuffled(Rule):
         sh = argument(node, "shuffle", 2)
         if sh is not None and facts.constant(sh, node) is not False:
             return
+        if _synthetic(facts, ds, node):
+            return  # random draws: no order to change
+        size = argument(node, "batch_size", 1)
+        if isinstance(size, cst.Call) and isinstance(size.func, cst.Name) and size.func.value == "len":
+            return  # the whole dataset in one batch: no order to change
+        how = _training_use(facts, node, names, self.ctx.code)
+        if how is None:
+            return  # a loader for one look at a batch (`next(iter(loader))`), an embedding pass, a prediction
         self.report(
             node.func,
-            f"the training loader over `{shown}` does not shuffle: every epoch sees the examples in the same "
-            "stored order — on data sorted by label or source, each batch holds one class and the loss oscillates",
+            f"the training loader over `{shown}` does not shuffle ({how}): every epoch visits the examples in the "
+            "same stored order — on data stored by label or source each batch holds one class and the loss "
+            "oscillates, and on any data the fixed order costs accuracy",
             hint="pass `shuffle=True` (or a `sampler`, e.g. `DistributedSampler`)",
         )
+
+
+#: calls around the iterable of a `for` that hand its items on (`enumerate(loader)`, `tqdm(loader)`)
+_ITER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip", "trange", "track", "progress_bar", "islice"})
+
+
+def _loader_names(facts, node: cst.Call) -> list[str]:
+    """The names a loader is known by: the targets it is assigned to (`train_loader`, `self.train_loader`),
+    the names the file's own callers give a function that returns it (`tl, vl = get_loaders()`)."""
+    out: list[str] = []
+    for holder in _holders(facts, node):
+        if isinstance(holder, cst.Assign):
+            for t in holder.targets:
+                targets = t.target.elements if isinstance(t.target, (cst.Tuple, cst.List)) else [t.target]
+                if len(targets) == 1:
+                    d = dotted(targets[0].value if isinstance(targets[0], cst.Element) else targets[0])
+                    if d:
+                        out.append(d)
+        elif isinstance(holder, cst.Return):
+            fn = facts.where[holder].function
+            if isinstance(fn, cst.FunctionDef):
+                out.append(fn.name.value + "()")
+                for caller in call_graph(facts).callers(fn):
+                    for h in _holders(facts, caller):
+                        if isinstance(h, cst.Assign):
+                            out.extend(d for t in h.targets if (d := dotted(t.target)))
+    return out
+
+
+def _holders(facts, node: cst.CSTNode) -> list:
+    """The assignments and returns whose value is ``node`` itself (memoised per file)."""
+    memo = facts.__dict__.get("_value_holders")
+    if memo is None:
+        memo = facts._value_holders = {}
+        for kind in ("Assign", "Return"):
+            for st in facts.index.get(kind, ()):
+                if st.value is not None:
+                    memo.setdefault(id(st.value), []).append(st)
+    return memo.get(id(node), [])
+
+
+def _training_use(facts, node: cst.Call, names: list[str], code) -> str | None:
+    """How the loader reaches training: a `for` loop over it (by name, through `enumerate`/`tqdm`) that runs
+    `backward()` or an optimizer step, itself or through the file's functions it calls; Lightning's
+    `train_dataloader()` hook; a `fit(...)` call given it. None: the file shows no training use."""
+    lasts = {n.rsplit(".", 1)[-1] for n in names if not n.endswith("()")}
+    if any(n == "train_dataloader()" for n in names):
+        return None if _lightning_distributed(facts) else "Lightning's `train_dataloader()` returns it, on one device"
+    for loop in _training_loops(facts):
+        if loop.iter is node or lasts & _iterated_names(facts, loop):
+            return f"the training loop `for ... in {code(loop.iter)}` iterates it"
+    for call in facts.method_calls("fit"):
+        for a in call.args:
+            if a.keyword is not None and a.keyword.value not in ("train_dataloaders", "train_dataloader", "x"):
+                continue
+            d = dotted(a.value)
+            if a.value is node or (d is not None and d.rsplit(".", 1)[-1] in lasts):
+                if _lightning_distributed(facts):
+                    return None
+                return f"`{dotted(call.func) or 'fit'}(...)` trains on it"
+    return None
+
+
+def _lightning_distributed(facts) -> bool:
+    """A Lightning `Trainer(...)` of the file runs on several devices (`strategy="ddp"`, `devices=4`,
+    `devices=-1`, `num_nodes=2`): Lightning then gives the training loader a `DistributedSampler` that
+    shuffles, whatever the loader's own `shuffle`."""
+    for call in facts.index.get("Call", ()):
+        qn = facts.callee(call) or ""
+        if not (qn.startswith(("lightning.", "pytorch_lightning.")) and qn.endswith(".Trainer")):
+            continue
+        strategy = argument(call, "strategy")
+        if strategy is not None and literal(strategy) not in ("auto", "single_device", None):
+            return True
+        for kw in ("devices", "gpus", "num_nodes"):
+            v = literal(argument(call, kw)) if argument(call, kw) is not None else None
+            if (isinstance(v, int) and not isinstance(v, bool) and (v > 1 or v == -1)) or (
+                    isinstance(v, (list, tuple)) and len(v) > 1) or v == "-1":
+                return True
+    return False
+
+
+def _iterated_names(facts, loop: cst.For) -> set[str]:
+    """The last parts of the names a `for` iterates: `enumerate(tqdm(self.train_loader))` → {train_loader};
+    a name unpacked from `accelerator.prepare(model, opt, train_dl)` adds the prepared argument's name."""
+    out: set[str] = set()
+    stack = [loop.iter]
+    seen: set[int] = set()
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, cst.Call):
+            f = e.func
+            name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+            if name in _ITER_WRAPPERS:
+                stack.extend(a.value for a in e.args if a.keyword is None)
+            continue
+        d = dotted(e)
+        if d is None:
+            continue
+        if isinstance(e, cst.Name):
+            b = facts.lookup(e.value, loop)
+            fn = facts.where[loop].function
+            if b is not None and isinstance(fn, cst.FunctionDef) and b.target in _param_names(fn):
+                callers = call_graph(facts).callers(fn)
+                if callers:  # a parameter: what the file's callers give it
+                    outer = (call_graph(facts).outside(c, fn, e.value) for c in callers)
+                    out.update(o.rsplit(".", 1)[-1] for o in outer if o)
+                    continue
+        out.add(d.rsplit(".", 1)[-1])
+        if isinstance(e, cst.Name):
+            un = facts.unpacked_from(b) if b is not None else None
+            if un is not None:
+                call, i = un
+                args = [a for a in call.args if a.keyword is None and not a.star]
+                if i < len(args) and len(args) == _unpacked_count(facts, b):
+                    stack.append(args[i].value)
+    return out
+
+
+def _param_names(fn: cst.FunctionDef) -> list[cst.Name]:
+    ps = fn.params
+    return [p.name for p in (*ps.posonly_params, *ps.params, *ps.kwonly_params)]
+
+
+_SYNTHETIC_CLASS = re.compile(r"Random|Fake|Dummy|Synthetic")
+_RANDOM_CALLS = ("torch.rand", "torch.normal", "numpy.random.")
+
+
+def _synthetic(facts, expr, at, depth: int = 0) -> bool:
+    """``expr`` is a dataset of random draws (`TensorDataset(torch.randn(...), ...)`, torchvision's
+    `FakeData`, a class of the file filling itself with `torch.randn`): its order carries nothing."""
+    if depth > 4 or expr is None:
+        return False
+    if isinstance(expr, cst.Name):
+        b = facts.lookup(expr.value, at)
+        return b is not None and isinstance(b.value, cst.BaseExpression) and _synthetic(
+            facts, b.value, b.value if b.value in facts.where else at, depth + 1)
+    if not isinstance(expr, cst.Call):
+        return False
+    qn = facts.qualname(expr.func) or ""
+    if qn.startswith(_RANDOM_CALLS):
+        return True
+    last = qn.rsplit(".", 1)[-1] or (dotted(expr.func) or "").rsplit(".", 1)[-1]
+    if _SYNTHETIC_CLASS.search(last):
+        return True
+    b = facts.lookup(expr.func.value, at) if isinstance(expr.func, cst.Name) else None
+    if b is not None and isinstance(b.value, cst.ClassDef):
+        names = [facts.qualname(c.func) or "" for c in iter_calls(b.value.body)]
+        return any(n.startswith(_RANDOM_CALLS) for n in names) and not any(
+            n.rsplit(".", 1)[-1].startswith(("open", "load", "read")) for n in names)
+    if qn in ("torch.utils.data.TensorDataset", "torch.from_numpy", "torch.tensor", "torch.as_tensor",
+              "numpy.array", "numpy.asarray"):
+        args = [a.value for a in expr.args if a.keyword is None and not a.star]
+        return bool(args) and all(_synthetic(facts, a, at, depth + 1) for a in args)
+    return False
+
+
+def _unpacked_count(facts, binding) -> int:
+    """How many names ``a, b, c = call(...)`` unpacks (the statement of ``binding``)."""
+    for holder in _holders(facts, facts.unpacked_from(binding)[0]):
+        if isinstance(holder, cst.Assign):
+            for t in holder.targets:
+                if isinstance(t.target, (cst.Tuple, cst.List)):
+                    return len(t.target.elements)
+    return -1
+
+
+def _training_loops(facts) -> list[cst.For]:
+    """The `for` loops of the file that run `backward()` or an optimizer step, in their body or through
+    the file's own functions they call (three calls deep)."""
+    found = facts.__dict__.get("_training_for_loops")
+    if found is not None:
+        return found
+    lf = loop_facts(facts)
+    graph = call_graph(facts)
+    steps = lf.backward + lf.optimizer_steps
+    memo: dict = {}
+
+    def trains(fn, depth: int) -> bool:
+        if fn in memo:
+            return memo[fn]
+        memo[fn] = False  # recursion guard
+        direct = any(facts.where[s].function is fn for s in steps)
+        memo[fn] = direct or (depth < 3 and any(
+            (t := graph.target(c)) is not None and trains(t, depth + 1) for c in graph.calls_in.get(fn, ())))
+        return memo[fn]
+
+    found = []
+    for loop in facts.index.get("For", ()):
+        if any(loop in facts.where[s].blocks for s in steps):
+            found.append(loop)
+            continue
+        for c in iter_calls(loop.body):
+            t = graph.target(c) if c in facts.where else None
+            if t is not None and trains(t, 1):
+                found.append(loop)
+                break
+    facts._training_for_loops = found
+    return found
 
 
 @register
