@@ -5,12 +5,14 @@ The `rules/<CODE>.md` examples are run by `test_catalog.py`; these cover what th
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pytest
 
 from trainlint.config import Settings
 from trainlint.engine import lint_source
+from trainlint.notebook import lint_notebook_text
 
 
 def lint(source: str, select: str | None = None):
@@ -743,10 +745,10 @@ def test_tl104_sorted_or_derived_listings_quiet():
 
 
 # ---------------------------------------------------------------------------------------------
-# TL105 unseeded-multiprocess-data (off by default)
+# TL105 unseeded-multiprocess-data
 
 
-def test_tl105_off_by_default_and_fires_when_selected():
+def test_tl105_fires_in_a_script_that_keeps_an_accelerator():
     src = """
     import random
     from accelerate import Accelerator
@@ -756,8 +758,90 @@ def test_tl105_off_by_default_and_fires_when_selected():
     splits = raw["train"].train_test_split(test_size=0.1)
     random.shuffle(extra)
     """
+    assert codes(src) == ["TL105", "TL105"]
+
+
+def test_tl105_a_torchrun_script_reading_its_rank():
+    # the real form (lm-sys/FastChat#1522): a Trainer script launched with torchrun splits with an unseeded
+    # permutation; it knows its rank only through `training_args.local_rank`
+    src = """
+    import json
+    import numpy as np
+    import transformers
+
+    def make_data_module(data_path):
+        raw_data = json.load(open(data_path))
+        perm = np.random.permutation(len(raw_data))
+        split = int(len(perm) * 0.98)
+        return [raw_data[i] for i in perm[:split]], [raw_data[i] for i in perm[split:]]
+
+    def train():
+        global local_rank
+        parser = transformers.HfArgumentParser((transformers.TrainingArguments,))
+        (training_args,) = parser.parse_args_into_dataclasses()
+        local_rank = training_args.local_rank
+        train_data, eval_data = make_data_module("data.json")
+    """
+    [f] = lint(src)
+    assert f.code == "TL105" and "`np.random.permutation`" in f.message and "unseeded" in f.message
+    assert "TL105" not in codes(src.replace("local_rank = training_args.local_rank", "local_rank = 0"))
+    assert "TL105" not in codes(src.replace("perm = np.random", "np.random.seed(0)\n        perm = np.random"))
+
+
+TL105_PER_RANK = """
+import random
+import accelerate
+import numpy as np
+import torch
+
+def set_seed(seed, accelerator=None):
+    if seed is not None and accelerator is not None:
+        seed += accelerator.process_index * 12345
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    if accelerator:
+        from accelerate.utils import set_seed
+        set_seed(seed)
+
+def train(cfg, dataset):
+    accelerator = accelerate.Accelerator()
+    set_seed(cfg.seed, accelerator=accelerator)
+    train_dataset, val_dataset = torch.utils.data.random_split(dataset, [0.9, 0.1]{generator})
+"""
+
+
+def test_tl105_a_seed_offset_by_the_process_index_is_no_common_seed():
+    # the real form (TensorAuto/OpenTau#498): the file's own set_seed() offsets the seed per process, and
+    # its body imports accelerate's set_seed (which is not what `set_seed(cfg.seed, ...)` calls)
+    [f] = lint(TL105_PER_RANK.format(generator=""))
+    assert f.code == "TL105" and "seed += accelerator.process_index * 12345" in f.message
+    gen = ", generator=torch.Generator().manual_seed(42)"
+    assert "TL105" not in codes(TL105_PER_RANK.format(generator=gen))
+    common = TL105_PER_RANK.format(generator="").replace("seed += accelerator.process_index * 12345", "pass")
+    assert "TL105" not in codes(common)
+
+
+def test_tl105_notebooks_and_a_device_only_accelerator_run_as_one_process():
+    src = """
+    from accelerate import Accelerator
+    from datasets import load_dataset
+    device = Accelerator().device
+    raw = load_dataset("imdb")
+    splits = raw["train"].train_test_split(test_size=0.1)
+    """
     assert "TL105" not in codes(src)
-    assert codes(src, select="TL105") == ["TL105", "TL105"]
+    kept = src.replace("device = Accelerator().device", "accelerator = Accelerator()")
+    assert codes(kept) == ["TL105"]
+    def notebook(code: str) -> list[str]:
+        cell = {"cell_type": "code", "metadata": {}, "execution_count": 1, "outputs": [],
+                "source": textwrap.dedent(code).strip("\n")}
+        nb = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+        return [f.code for f in lint_notebook_text(json.dumps(nb), "train.ipynb", Settings()).findings]
+
+    assert notebook(kept) == []
+    launched = kept + "notebook_launcher(training_function, num_processes=2)\n"
+    assert notebook(launched.replace("import Accelerator", "import Accelerator, notebook_launcher")) == ["TL105"]
 
 
 def test_tl105_quiet_with_set_seed_or_single_process():

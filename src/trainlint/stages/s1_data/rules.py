@@ -20,6 +20,7 @@ from trainlint.facts import (
     literal,
     positional,
 )
+from trainlint.facts.calls import call_graph
 from trainlint.facts.datasets import dataset_chain
 from trainlint.findings import Severity
 from trainlint.rule import Rule, register
@@ -749,13 +750,18 @@ _UNSEEDED_SOURCES = {
     # qualname → the global generator it draws from (selection and order of examples, not augmentation)
     "random.shuffle": "random", "random.sample": "random",
     "numpy.random.shuffle": "numpy", "numpy.random.permutation": "numpy", "numpy.random.choice": "numpy",
+    "torch.utils.data.random_split": "torch", "torch.randperm": "torch",
 }
+_ALL = frozenset({"random", "numpy", "torch"})
 _SEEDERS = {
-    "random.seed": {"random"}, "numpy.random.seed": {"numpy"},
-    "transformers.set_seed": {"random", "numpy"}, "transformers.trainer_utils.set_seed": {"random", "numpy"},
-    "accelerate.utils.set_seed": {"random", "numpy"}, "lightning.seed_everything": {"random", "numpy"},
-    "pytorch_lightning.seed_everything": {"random", "numpy"}, "transformers.enable_full_determinism": {"random", "numpy"},
+    "random.seed": {"random"}, "numpy.random.seed": {"numpy"}, "torch.manual_seed": {"torch"},
+    "transformers.set_seed": _ALL, "transformers.trainer_utils.set_seed": _ALL,
+    "accelerate.utils.set_seed": _ALL, "lightning.seed_everything": _ALL,
+    "pytorch_lightning.seed_everything": _ALL, "lightning.pytorch.seed_everything": _ALL,
+    "lightning.fabric.seed_everything": _ALL, "transformers.enable_full_determinism": _ALL,
 }
+#: what a seed computed per process reads: `seed + accelerator.process_index`, `args.seed + rank`
+_RANK_WORDS = re.compile(r"\b(?:process_index|local_process_index|local_rank|global_rank|rank|get_rank)\b")
 
 
 @register
@@ -766,11 +772,11 @@ class UnseededMultiprocessData(Rule):
     code = "TL105"
     name = "unseeded-multiprocess-data"
     severity = Severity.WARNING
-    default = False
     # an unseeded draw (random/numpy shuffle, sample, permutation, choice; sklearn or a `datasets` dataset's
     # shuffle / train_test_split). No group for "runs as several processes": `"LOCAL_RANK" in source` also
     # holds for a string or a comment, which are not words.
-    gate = (("shuffle", "sample", "permutation", "choice", "train_test_split"), ("random", "sklearn", "datasets"))
+    gate = (("shuffle", "sample", "permutation", "choice", "train_test_split", "random_split", "randperm"),
+            ("random", "sklearn", "datasets", "torch"))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -787,13 +793,18 @@ class UnseededMultiprocessData(Rule):
             if source is None:
                 return
             what = f"`{self.ctx.code(node.func)}()` without `seed=`"
+        if qn in ("torch.utils.data.random_split", "torch.randperm") and keyword(node, "generator") is not None:
+            return
         if not self._multiprocess() or source in self._seeds():
             return
+        per_rank = self._per_rank_seeds().get(source)
+        how = (f"the global {source} generator, which `{self.ctx.code(per_rank)}` seeds differently in every process"
+               if per_rank is not None else f"the unseeded global {source} generator")
         self.report(
             node.func,
-            f"{what} draws from the unseeded global {source} generator in a script that runs as several processes "
-            "(accelerate/torchrun): each process shuffles or splits the data differently, so processes train on "
-            "overlapping examples and examples of the validation split leak into training",
+            f"{what} draws from {how}, in a script that runs as several processes (accelerate/torchrun): each "
+            "process shuffles or splits the data differently, so processes train on overlapping examples and "
+            "examples of the validation split leak into training",
             hint="seed every process the same before preparing data: `accelerate.utils.set_seed(42)` (or "
             "`transformers.set_seed(42)`), or pass `seed=`/`random_state=`",
         )
@@ -819,18 +830,68 @@ class UnseededMultiprocessData(Rule):
         return "numpy"
 
     def _multiprocess(self) -> bool:
+        """The script is written to run as several processes: it keeps an `Accelerator` (not just
+        `Accelerator().device`), starts a process group, or reads its rank (`LOCAL_RANK`,
+        `args.local_rank`). A notebook runs as one process unless it calls `notebook_launcher`."""
         if self._multi is None:
             facts = self.ctx.facts
+            if self.ctx.filename.endswith(".ipynb"):
+                self._multi = any(True for _ in facts.calls_to("accelerate.notebook_launcher"))
+                return self._multi
+            kept = {id(a.value) for a in facts.index.get("Assign", ())}
             self._multi = (
-                any(True for _ in facts.calls_to("accelerate.Accelerator", "torch.distributed.init_process_group"))
+                any(id(c) in kept for c in facts.calls_to("accelerate.Accelerator"))
+                or any(True for _ in facts.calls_to("torch.distributed.init_process_group"))
                 or "LOCAL_RANK" in self.ctx.source
+                or re.search(r"\.local_rank\b", self.ctx.source) is not None  # `training_args.local_rank`
             )
         return self._multi
 
     def _seeds(self) -> set[str]:
+        """The generators seeded the same in every process."""
         if self._seeded is None:
             facts = self.ctx.facts
             self._seeded = set()
-            for call in facts.calls_to(*_SEEDERS):
-                self._seeded |= _SEEDERS[facts.callee(call)]
+            for call in self._seeder_calls():
+                if call not in self._per_rank_calls():
+                    self._seeded |= _SEEDERS[facts.callee(call)]
         return self._seeded
+
+    def _seeder_calls(self) -> list[cst.Call]:
+        """The calls that seed a global generator (not a function of the file named like one: a module-level
+        `def set_seed(seed, accelerator)` is not `accelerate.utils.set_seed`, whatever one of its bodies imports)."""
+        graph = call_graph(self.ctx.facts)
+        return [c for c in self.ctx.facts.calls_to(*_SEEDERS) if graph.target(c) is None]
+
+    def _per_rank_calls(self) -> dict:
+        """Seeding calls whose seed depends on the process (`seed += accelerator.process_index * 12345` before
+        `np.random.seed(seed)`, `set_seed(args.seed + rank)`) → the expression that makes it so."""
+        memo = self.__dict__.get("_per_rank_memo")
+        if memo is None:
+            facts = self.ctx.facts
+            memo = self._per_rank_memo = {}
+            for call in self._seeder_calls():
+                seed = call.args[0].value if call.args else None
+                if seed is None:
+                    continue
+                if _RANK_WORDS.search(self.ctx.code(seed)):
+                    memo[call] = seed
+                    continue
+                if isinstance(seed, cst.Name):
+                    fn = facts.where[call].function
+                    for st in facts.index.get("AugAssign", ()) + facts.index.get("Assign", ()):
+                        if facts.where[st].function is not fn or facts.where[st].order > facts.where[call].order:
+                            continue
+                        targets = [st.target] if isinstance(st, cst.AugAssign) else [t.target for t in st.targets]
+                        if any(isinstance(t, cst.Name) and t.value == seed.value for t in targets) and \
+                                _RANK_WORDS.search(self.ctx.code(st.value)):
+                            memo[call] = st
+        return memo
+
+    def _per_rank_seeds(self) -> dict:
+        """generator → the statement that seeds it per process (when nothing seeds it the same everywhere)."""
+        out = {}
+        for call, why in self._per_rank_calls().items():
+            for g in _SEEDERS[self.ctx.facts.callee(call)]:
+                out.setdefault(g, why)
+        return out
