@@ -472,3 +472,88 @@ def test_tl703_backpropagated_output_appended_to_a_list():
     assert lines(later, "TL703") == []
     # the value appended is not what was backpropagated
     assert lines(KEPT_OUTPUTS.replace("outputs.append(output)", "outputs.append(metrics)"), "TL703") == []
+
+
+# -- TL403: a Sequential filled by add_module in a builder, a loss called through .forward -------
+
+# in the shape of vinhkhuc/PyTorch-Mini-Tutorials' 3_neural_net.py (vinhkhuc/PyTorch-Mini-Tutorials#1)
+ADD_MODULE_BUILDER = """
+import torch
+
+def build_model(input_dim, output_dim):
+    model = torch.nn.Sequential()
+    model.add_module("linear_1", torch.nn.Linear(input_dim, 512, bias=False))
+    model.add_module("sigmoid_1", torch.nn.Sigmoid())
+    model.add_module("linear_2", torch.nn.Linear(512, output_dim, bias=False))
+    model.add_module("softmax", torch.nn.Softmax())
+    return model
+
+def train(model, loss, optimizer, x, y):
+    optimizer.zero_grad()
+    fx = model.forward(x)
+    output = loss.forward(fx, y)
+    output.backward()
+    optimizer.step()
+    return output.item()
+
+def main(trX, trY):
+    model = build_model(784, 10)
+    loss = torch.nn.CrossEntropyLoss()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    for i in range(100):
+        train(model, loss, optimizer, trX, trY)
+"""
+
+
+def test_tl403_softmax_added_last_to_a_sequential_built_by_a_helper():
+    assert lines(ADD_MODULE_BUILDER, "TL403") == [line_of(ADD_MODULE_BUILDER, '"softmax", torch.nn.Softmax()')]
+
+
+def test_tl403_add_module_forms_that_end_in_logits_or_feed_another_loss():
+    fixed = ADD_MODULE_BUILDER.replace('    model.add_module("softmax", torch.nn.Softmax())\n', "")
+    assert lines(fixed, "TL403") == []
+    mse = ADD_MODULE_BUILDER.replace("torch.nn.CrossEntropyLoss()", "torch.nn.MSELoss()")
+    assert lines(mse, "TL403") == []
+    # the softmax is added to another Sequential than the one returned
+    other = ADD_MODULE_BUILDER.replace('model.add_module("softmax"', 'head = torch.nn.Sequential()\n    head.add_module("softmax"')
+    assert lines(other, "TL403") == []
+
+
+# in the shape of IBM/dstc7-noesis's SupervisedTrainer (IBM/dstc-noesis#18), with the model class beside it
+DEFAULT_LOSS_ARGUMENT = """
+import torch
+import torch.nn as nn
+from torch.nn import CrossEntropyLoss
+
+class Scorer(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, 10)
+        self.final_layer = nn.Softmax(dim=-1)
+
+    def forward(self, x):
+        return self.final_layer(self.proj(x))
+
+class SupervisedTrainer:
+    def __init__(self, loss_func=CrossEntropyLoss(), batch_size=64):
+        self.loss_func = loss_func
+        self.batch_size = batch_size
+
+    def _train_batch(self, x, target, model, optimizer):
+        loss_func = self.loss_func
+        outputs = model(x)
+        loss = loss_func(outputs, target)
+        model.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+model = Scorer(16)
+optimizer = torch.optim.Adam(model.parameters())
+SupervisedTrainer()._train_batch(x, y, model, optimizer)
+"""
+
+
+def test_tl403_a_loss_given_as_a_constructor_default_and_kept_on_self():
+    assert lines(DEFAULT_LOSS_ARGUMENT, "TL403") == [line_of(DEFAULT_LOSS_ARGUMENT, "return self.final_layer(")]
+    nll = DEFAULT_LOSS_ARGUMENT.replace("loss_func=CrossEntropyLoss()", "loss_func=nn.MSELoss()")
+    assert lines(nll, "TL403") == []

@@ -232,6 +232,13 @@ def _is_self_attr(expr) -> bool:
     return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
 
 
+def _called_object(func: cst.BaseExpression) -> cst.BaseExpression:
+    """`model.forward` → `model`: calling `forward` directly computes what calling the module does."""
+    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+        return func.value
+    return func
+
+
 def _torch_name(qn: str | None) -> str | None:
     """`torch.nn.modules.loss.CrossEntropyLoss` → `torch.nn.CrossEntropyLoss`."""
     if not qn:
@@ -276,12 +283,13 @@ class ActivationBeforeLoss(Rule):
         qn = _torch_name(facts.callee(call))
         if qn in _LOGIT_LOSSES and qn.startswith("torch.nn.functional."):
             return qn.rsplit(".", 1)[-1], _LOGIT_LOSSES[qn]
-        ctor = call.func
-        if isinstance(ctor, cst.Name):
-            b = facts.lookup(ctor.value, call)
-            ctor = b.value if b is not None else None
-        elif _is_self_attr(ctor):  # self.criterion(...) with self.criterion = nn.CrossEntropyLoss()
+        ctor = _called_object(call.func)
+        if isinstance(ctor, cst.Name):  # (a parameter: what the file's calls give it)
+            ctor = self._made(ctor.value, call)
+        if _is_self_attr(ctor):  # self.criterion(...) with self.criterion = nn.CrossEntropyLoss()
             ctor = self._self_attr(call, ctor.attr.value)
+            if isinstance(ctor, cst.Name):  # `self.loss_func = loss_func`: the parameter's default
+                ctor = self._parameter_default(ctor.value, call)
         while (isinstance(ctor, cst.Call) and isinstance(ctor.func, cst.Attribute)
                and ctor.func.attr.value in ("to", "cuda", "cpu")):
             ctor = ctor.func.value  # nn.CrossEntropyLoss().cuda()
@@ -326,15 +334,17 @@ class ActivationBeforeLoss(Rule):
             if isinstance(module, cst.Call) and _torch_name(facts.callee(module)) in _ACTIVATION_MODULES:
                 return _ACTIVATION_MODULES[_torch_name(facts.callee(module))], expr
             return None
-        if isinstance(func, cst.Name):  # model(x): a model whose output is an activation
+        func = _called_object(func)
+        if isinstance(func, cst.Name):  # model(x), model.forward(x): a model whose output is an activation
             made = self._made(func.value, expr)
             while (isinstance(made, cst.Call) and isinstance(made.func, cst.Attribute)
                    and made.func.attr.value in ("to", "cuda", "cpu", "float", "double")):
                 made = made.func.value  # Net().to(device)
+            made = self._built_by(made, depth)
             if not isinstance(made, cst.Call):
                 return None
             if _torch_name(facts.callee(made)) == "torch.nn.Sequential":  # nn.Sequential(..., nn.Softmax(dim=1))
-                layers = [a.value for a in made.args if a.keyword is None and not a.star]
+                layers = [a.value for a in made.args if a.keyword is None and not a.star] or self._added_modules(made)
                 if layers and isinstance(layers[-1], cst.Call):
                     last = _torch_name(facts.callee(layers[-1]))
                     if last in _ACTIVATION_MODULES:
@@ -375,6 +385,55 @@ class ActivationBeforeLoss(Rule):
             return None
         texts = {self.ctx.code(v) for v in values}
         return values[0] if len(texts) == 1 else None
+
+    def _parameter_default(self, name: str, at: cst.CSTNode) -> cst.BaseExpression | None:
+        """The default of parameter ``name`` of the `__init__` of the class around ``at``
+        (`def __init__(self, loss_func=CrossEntropyLoss())`), when the class body assigns it to `self`."""
+        w = self.ctx.facts.where.get(at)
+        cls = w.inside(cst.ClassDef) if w is not None else None
+        init = call_graph(self.ctx.facts).methods(cls).get("__init__") if cls is not None else None
+        if init is None:
+            return None
+        for p in (*init.params.params, *init.params.kwonly_params):
+            if p.name.value == name:
+                return p.default
+        return None
+
+    def _built_by(self, made, depth: int):
+        """A model a function of the file builds and returns (`model = build_model(...)`, `return model`):
+        the expression the returned name was made from, in that function."""
+        facts = self.ctx.facts
+        if not (isinstance(made, cst.Call) and isinstance(made.func, cst.Name)) or depth > 3:
+            return made
+        b = facts.lookup(made.func.value, made) if made in facts.where else None
+        fn = b.value if b is not None else None
+        if not isinstance(fn, cst.FunctionDef):
+            return made
+        ret = facts._single_return(fn)
+        if ret is None:
+            return made
+        value = ret.value
+        if isinstance(value, cst.Name):
+            rb = facts.lookup(value.value, ret)
+            value = rb.value if rb is not None and isinstance(rb.value, cst.BaseExpression) else None
+        return value if isinstance(value, cst.Call) else made
+
+    def _added_modules(self, seq: cst.Call) -> list:
+        """The layers `model.add_module(name, layer)` / `model.append(layer)` add, in order, to an
+        `nn.Sequential()` made empty and bound to a name, in the function that makes it."""
+        facts = self.ctx.facts
+        holder = next((a for a in facts.index.get("Assign", ()) if a.value is seq and len(a.targets) == 1
+                       and isinstance(a.targets[0].target, cst.Name)), None)
+        if holder is None:
+            return []
+        name, scope = holder.targets[0].target.value, facts.where[holder].function
+        layers = []
+        for c in call_graph(facts).calls_in.get(scope, ()):
+            f = c.func
+            if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == name
+                    and f.attr.value in ("add_module", "append") and c.args):
+                layers.append(c.args[-1].value)
+        return layers
 
     def _forward_activation(self, cls: cst.ClassDef, depth: int) -> tuple[str, cst.CSTNode] | None:
         """The activation every `return` of `cls.forward` applies, if one does."""
