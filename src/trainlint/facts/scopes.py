@@ -102,6 +102,18 @@ class Scopes:
             ids = self._rhs_ids[id(value)] = {id(n) for n in iter_nodes(value, (cst.CSTNode,))}
         return id(at) in ids
 
+    def holders(self, node: cst.CSTNode) -> list:
+        """The assignments and returns whose value is ``node`` itself (`loader = DataLoader(...)`,
+        `return DataLoader(...)`), in document order."""
+        held = self.__dict__.get("_holders")
+        if held is None:
+            held = self._holders = {}
+            for kind in ("Assign", "Return"):
+                for st in self.index.get(kind, ()):
+                    if st.value is not None:
+                        held.setdefault(id(st.value), []).append(st)
+        return held.get(id(node), [])
+
     def assigned_later(self, name: str, at: cst.CSTNode) -> list[Binding]:
         """Bindings of ``name`` in the same scope after ``at``."""
         w = self.where.get(at)

@@ -838,9 +838,8 @@ class UnseededMultiprocessData(Rule):
             if self.ctx.filename.endswith(".ipynb"):
                 self._multi = any(True for _ in facts.calls_to("accelerate.notebook_launcher"))
                 return self._multi
-            kept = {id(a.value) for a in facts.index.get("Assign", ())}
             self._multi = (
-                any(id(c) in kept for c in facts.calls_to("accelerate.Accelerator"))
+                any(facts.holders(c) for c in facts.calls_to("accelerate.Accelerator"))
                 or any(True for _ in facts.calls_to("torch.distributed.init_process_group"))
                 or "LOCAL_RANK" in self.ctx.source
                 or re.search(r"\.local_rank\b", self.ctx.source) is not None  # `training_args.local_rank`

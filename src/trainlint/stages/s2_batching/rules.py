@@ -631,7 +631,7 @@ def _loader_names(facts, node: cst.Call) -> list[str]:
     """The names a loader is known by: the targets it is assigned to (`train_loader`, `self.train_loader`),
     the names the file's own callers give a function that returns it (`tl, vl = get_loaders()`)."""
     out: list[str] = []
-    for holder in _holders(facts, node):
+    for holder in facts.holders(node):
         if isinstance(holder, cst.Assign):
             for t in holder.targets:
                 targets = t.target.elements if isinstance(t.target, (cst.Tuple, cst.List)) else [t.target]
@@ -644,22 +644,10 @@ def _loader_names(facts, node: cst.Call) -> list[str]:
             if isinstance(fn, cst.FunctionDef):
                 out.append(fn.name.value + "()")
                 for caller in call_graph(facts).callers(fn):
-                    for h in _holders(facts, caller):
+                    for h in facts.holders(caller):
                         if isinstance(h, cst.Assign):
                             out.extend(d for t in h.targets if (d := dotted(t.target)))
     return out
-
-
-def _holders(facts, node: cst.CSTNode) -> list:
-    """The assignments and returns whose value is ``node`` itself (memoised per file)."""
-    memo = facts.__dict__.get("_value_holders")
-    if memo is None:
-        memo = facts._value_holders = {}
-        for kind in ("Assign", "Return"):
-            for st in facts.index.get(kind, ()):
-                if st.value is not None:
-                    memo.setdefault(id(st.value), []).append(st)
-    return memo.get(id(node), [])
 
 
 def _training_use(facts, node: cst.Call, names: list[str], code) -> str | None:
@@ -723,23 +711,21 @@ def _iterated_names(facts, loop: cst.For) -> set[str]:
         d = dotted(e)
         if d is None:
             continue
-        if isinstance(e, cst.Name):
-            b = facts.lookup(e.value, loop)
-            fn = facts.where[loop].function
-            if b is not None and isinstance(fn, cst.FunctionDef) and b.target in _param_names(fn):
-                callers = call_graph(facts).callers(fn)
-                if callers:  # a parameter: what the file's callers give it
-                    outer = (call_graph(facts).outside(c, fn, e.value) for c in callers)
-                    out.update(o.rsplit(".", 1)[-1] for o in outer if o)
-                    continue
+        b = facts.lookup(e.value, loop) if isinstance(e, cst.Name) else None
+        fn = facts.where[loop].function
+        if b is not None and isinstance(fn, cst.FunctionDef) and b.target in _param_names(fn):
+            callers = call_graph(facts).callers(fn)
+            if callers:  # a parameter: what the file's callers give it
+                outer = (call_graph(facts).outside(c, fn, e.value) for c in callers)
+                out.update(o.rsplit(".", 1)[-1] for o in outer if o)
+                continue
         out.add(d.rsplit(".", 1)[-1])
-        if isinstance(e, cst.Name):
-            un = facts.unpacked_from(b) if b is not None else None
-            if un is not None:
-                call, i = un
-                args = [a for a in call.args if a.keyword is None and not a.star]
-                if i < len(args) and len(args) == _unpacked_count(facts, b):
-                    stack.append(args[i].value)
+        un = facts.unpacked_from(b) if b is not None else None
+        if un is not None:
+            call, i = un
+            args = [a for a in call.args if a.keyword is None and not a.star]
+            if i < len(args) and len(args) == _unpacked_count(facts, b):
+                stack.append(args[i].value)
     return out
 
 
@@ -783,7 +769,7 @@ def _synthetic(facts, expr, at, depth: int = 0) -> bool:
 
 def _unpacked_count(facts, binding) -> int:
     """How many names ``a, b, c = call(...)`` unpacks (the statement of ``binding``)."""
-    for holder in _holders(facts, facts.unpacked_from(binding)[0]):
+    for holder in facts.holders(facts.unpacked_from(binding)[0]):
         if isinstance(holder, cst.Assign):
             for t in holder.targets:
                 if isinstance(t.target, (cst.Tuple, cst.List)):

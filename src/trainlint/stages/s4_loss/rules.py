@@ -422,7 +422,7 @@ class ActivationBeforeLoss(Rule):
         """The layers `model.add_module(name, layer)` / `model.append(layer)` add, in order, to an
         `nn.Sequential()` made empty and bound to a name, in the function that makes it."""
         facts = self.ctx.facts
-        holder = next((a for a in facts.index.get("Assign", ()) if a.value is seq and len(a.targets) == 1
+        holder = next((a for a in facts.holders(seq) if isinstance(a, cst.Assign) and len(a.targets) == 1
                        and isinstance(a.targets[0].target, cst.Name)), None)
         if holder is None:
             return []
