@@ -28,10 +28,10 @@ from trainlint.facts import (
 from trainlint.facts.calls import call_graph
 from trainlint.facts.datasets import dataset_chain
 from trainlint.facts.expr import dotted
+from trainlint.facts.loops import loop_facts
 from trainlint.findings import Applicability, Severity
 from trainlint.pins import versions_of
 from trainlint.rule import Rule, register
-from trainlint.stages.s7_loop.rules import loop_facts
 
 
 @register

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import libcst as cst
 
-from trainlint.facts import CallValue, dotted, iter_nodes, literal
+from trainlint.facts import dotted, iter_nodes, literal
 from trainlint.facts.calls import call_graph
+from trainlint.facts.loops import loop_facts, loops_around, module_itself
 from trainlint.facts.models import optimizer_model, torch_optimizer
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
@@ -36,10 +36,10 @@ class ScriptErrorBeforeTraining(Rule):
 
 
 # ---------------------------------------------------------------------------------------------
-# Hand-written PyTorch loops: what one step does (TL701–TL705). Loops are read once per file: every
-# call is filed under the loops around it (up to the enclosing function).
+# Hand-written PyTorch loops: what one step does (TL701–TL705). The loops are read once per file
+# (`trainlint.facts.loops`): every call is filed under the loops around it.
 
-_LOOPS = (cst.For, cst.While)
+
 def _turns_grad_off(expr: cst.BaseExpression) -> bool:
     """`torch.no_grad()` / `no_grad` (a decorator may omit the call), `inference_mode()` (not
     `inference_mode(False)`), `set_grad_enabled(False)` — by the called name, not the text, so that
@@ -65,61 +65,9 @@ def _grad_word(func) -> bool:
     return (tp is cst.Attribute and func.attr.value in _GRAD_WORDS) or (tp is cst.Name and func.value in _GRAD_WORDS)
 
 
-@dataclasses.dataclass
-class LoopFacts:
-    """The calls of a file sorted out for the loop rules."""
-
-    backward: list = dataclasses.field(default_factory=list)
-    optimizer_steps: list = dataclasses.field(default_factory=list)
-    scheduler_steps: list = dataclasses.field(default_factory=list)
-    zero_grads: list = dataclasses.field(default_factory=list)  # zero_grad() calls, `p.grad = None`, `p.grad.zero_()`
-    modes: list = dataclasses.field(default_factory=list)  # (call, receiver text, "train" | "eval")
-    calls: list = dataclasses.field(default_factory=list)  # every call (for "is the model called here")
-    loops_of: dict = dataclasses.field(default_factory=dict)  # node -> loops around it (outermost first)
-
-
-
-
-def loops_around(facts, node) -> tuple:
-    """The loops around ``node`` inside its own function (outermost first)."""
-    w = facts.where.get(node)
-    if w is None:
-        return ()
-    out = []
-    for b in reversed(w.blocks):
-        if isinstance(b, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            break
-        if isinstance(b, _LOOPS):
-            out.append(b)
-    return tuple(reversed(out))
-
-
 def _receiver(call: cst.Call) -> str | None:
     f = call.func
     return dotted(f.value) if isinstance(f, cst.Attribute) else None
-
-
-def is_scheduler(facts, recv: cst.BaseExpression, at) -> bool:
-    text = dotted(recv) or ""
-    if "sched" in text.lower():
-        return True
-    v = facts.value_of(recv, at) if isinstance(recv, cst.Name) else None
-    qn = v.qualname if isinstance(v, CallValue) else ""
-    return qn.startswith("torch.optim.lr_scheduler") or (qn.startswith("transformers.") and "schedule" in qn)
-
-
-def is_optimizer(facts, recv: cst.BaseExpression, at) -> bool:
-    if isinstance(recv, cst.Name):
-        v = facts.value_of(recv, at)
-        if isinstance(v, CallValue) and v.qualname.startswith("torch.optim.") and "lr_scheduler" not in v.qualname:
-            return True
-    last = (dotted(recv) or "").rsplit(".", 1)[-1].lower()
-    return "optim" in last or last in ("opt", "optimiser") or last.endswith("_opt") or last.startswith("opt_")
-
-
-#: `nn.Module` methods that return the module itself: `model.to(device).train()` sets `model`'s mode
-_RETURN_SELF = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "type", "train", "eval",
-                          "requires_grad_", "to_empty", "apply", "share_memory"})
 
 
 #: `torch.nn` layers that compute the same in train and eval mode (no dropout, no batch statistics)
@@ -133,60 +81,6 @@ _MODE_FREE_LAYERS = frozenset({
     "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample", "PixelShuffle", "ZeroPad2d",
     "ConstantPad1d", "ConstantPad2d", "ReflectionPad2d", "ReplicationPad2d",
 })
-
-
-def _module_itself(recv: cst.BaseExpression) -> cst.BaseExpression:
-    """The module under a chain of calls that return it (`model.to(device)` → `model`)."""
-    while isinstance(recv, cst.Call) and isinstance(recv.func, cst.Attribute) and recv.func.attr.value in _RETURN_SELF:
-        recv = recv.func.value
-    return recv
-
-
-def loop_facts(facts) -> LoopFacts:
-    lf = facts.__dict__.get("_loop_facts")  # once per file, kept with the file's facts
-    if lf is not None:
-        return lf
-    lf = LoopFacts()
-    for call in facts.index.get("Call", ()):
-        f = call.func
-        lf.calls.append(call)
-        if not isinstance(f, cst.Attribute):
-            continue
-        meth, recv = f.attr.value, f.value
-        if meth == "backward":
-            lf.backward.append(call)
-        elif meth == "step":
-            if is_scheduler(facts, recv, call):
-                if not call.args:
-                    lf.scheduler_steps.append(call)
-            elif is_optimizer(facts, recv, call):
-                lf.optimizer_steps.append(call)
-            elif "scaler" in (dotted(recv) or "").lower() and call.args:
-                lf.optimizer_steps.append(call)  # scaler.step(optimizer)
-        elif meth == "zero_grad":
-            lf.zero_grads.append(call)
-        elif meth in ("zero_", "detach_", "fill_") and ".grad" in (f".{dotted(recv)}" if dotted(recv) else ""):
-            lf.zero_grads.append(call)
-        elif meth in ("train", "eval") and dotted(_module_itself(recv)) is not None:
-            recv = _module_itself(recv)
-            mode = meth
-            if meth == "train" and call.args:
-                v = literal(call.args[0].value)
-                if v is False:
-                    mode = "eval"
-                elif v is not True:
-                    continue
-            elif meth == "eval" and call.args:
-                continue
-            lf.modes.append((call, dotted(recv), mode))
-    for assign in facts.index.get("Assign", ()):
-        for t in assign.targets:
-            if isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad":
-                lf.zero_grads.append(assign)
-    for n in lf.backward + lf.optimizer_steps + lf.scheduler_steps + lf.zero_grads + [m[0] for m in lf.modes]:
-        lf.loops_of[n] = loops_around(facts, n)
-    facts._loop_facts = lf
-    return lf
 
 
 def _inside(facts, node, block) -> bool:
@@ -475,7 +369,7 @@ class WrongTrainEvalMode(Rule):
         values = []
         for b in bindings:
             if isinstance(b.value, cst.BaseExpression):
-                values.append(_module_itself(b.value))
+                values.append(module_itself(b.value))
             elif b.value is None and facts.unpacked_from(b) is not None:  # `unet, opt = accelerator.prepare(unet, opt)`
                 values.append(facts.unpacked_from(b)[0])
         # `unet = get_peft_model(unet, config)`, `model = accelerator.prepare(model)`: the same model, wrapped
@@ -730,7 +624,7 @@ class WrongTrainEvalMode(Rule):
         reported when the file shows a dropout or batch-norm."""
         facts = self.ctx.facts
         b = facts.lookup(model, site)
-        value = _module_itself(b.value) if b is not None and isinstance(b.value, cst.BaseExpression) else None
+        value = module_itself(b.value) if b is not None and isinstance(b.value, cst.BaseExpression) else None
         if not isinstance(value, cst.Call):
             return None
         func = value.func
