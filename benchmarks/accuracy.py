@@ -27,8 +27,8 @@ for correct code, ``benchmarks/buggy/`` for real bugs), materialised into the gi
 ``files.lock``
     One materialised file a line, tab-separated: ``sha256  role  source-id  path``. ``role`` is
     ``lint`` (a file of the set) or ``context`` (a requirements.txt / pyproject.toml / setup.cfg /
-    environment.yml beside a linted file or at the source's root: version evidence the linter may
-    read). The sha256 is that of the materialised text (notebooks: outputs stripped), so a
+    environment.yml beside a linted file or in a directory above it: the version evidence the linter
+    reads). The sha256 is that of the materialised text (notebooks: outputs stripped), so a
     materialised corpus is verified exact. ``lock`` writes it: the files matching ``include`` that
     are training code (import torch, tensorflow, keras or transformers), each distinct text once.
 
@@ -365,7 +365,8 @@ def build_lock(set_dir: Path, git_dirs: dict[str, Path], log=print) -> list[Lock
             seen_text.add(digest)
             chosen.append(path)
             entries.append(LockEntry(digest, "lint", source.id, path))
-        dirs = {str(PurePosixPath(p).parent) for p in chosen} | {"."}
+        # the linter reads version pins next to a script and in every directory above it up to the root
+        dirs = {str(d) for p in chosen for d in PurePosixPath(p).parents} | {"."}
         for path in all_paths:
             parent = str(PurePosixPath(path).parent)
             if parent in dirs and _CONTEXT_RE.match(PurePosixPath(path).name):
