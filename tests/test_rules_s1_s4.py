@@ -445,6 +445,22 @@ def test_tl102_column_subscript():
     assert codes(src, select="TL102") == ["TL102"]
 
 
+def test_tl102_another_owners_copy_of_a_dataset_is_not_that_dataset():
+    # the real form (huggingface/setfit notebooks): `SetFit/sst2` is SetFit's copy of SST-2 with a `text`
+    # column; GLUE's SST-2 (`glue`/`sst2`, `stanfordnlp/sst2`) has `sentence`
+    src = """
+    from datasets import load_dataset
+    import torch
+    dataset = load_dataset("{name}")
+    test_dataset = dataset["validation"]
+    texts = test_dataset["text"][:2]
+    """
+    assert codes(src.format(name="SetFit/sst2"), select="TL102") == []
+    assert codes(src.format(name="sst2"), select="TL102") == ["TL102"]
+    assert codes(src.format(name="stanfordnlp/sst2"), select="TL102") == ["TL102"]
+    assert codes(src.replace('"{name}"', '"glue", "sst2"'), select="TL102") == ["TL102"]
+
+
 def test_tl102_quiet_after_rename_map_or_assignment():
     src = """
     from datasets import load_dataset
@@ -695,6 +711,30 @@ def test_tl104_dataset_class_pairs_two_listings_by_index():
         assert codes(src, "TL104") == [], src
 
 
+def test_tl104_chunks_of_a_shuffled_array_paired_with_split_names_quiet():
+    # the real form (a traffic-sign tutorial notebook): each class's file list is shuffled, cut into
+    # train/val/test chunks by np.split, and the chunks are zipped with the split names
+    src = """
+    import shutil
+    from glob import glob
+    import numpy as np
+    import torch
+    DATASETS = ["train", "val", "test"]
+    for i, cls_index in enumerate(class_indices):
+        image_paths = np.array(glob(f"{train_folders[cls_index]}/*.ppm"))
+        np.random.shuffle(image_paths)
+        ds_split = np.split(image_paths, indices_or_sections=[int(.8 * len(image_paths)), int(.9 * len(image_paths))])
+        dataset_data = zip(DATASETS, ds_split)
+        for ds, images in dataset_data:
+            for img_path in images:
+                shutil.copy(img_path, f"data/{ds}/{class_names[i]}/")
+    """
+    assert codes(src, select="TL104") == []
+    # the same shuffle, then the files paired one by one with labels that kept their order
+    paired = src.replace("dataset_data = zip(DATASETS, ds_split)", "dataset_data = zip(image_paths, labels)")
+    assert codes("labels = np.load('labels.npy')\n" + textwrap.dedent(paired), select="TL104") == ["TL104"]
+
+
 def test_tl104_two_unsorted_globs():
     src = """
     import glob
@@ -757,8 +797,12 @@ def test_tl105_fires_in_a_script_that_keeps_an_accelerator():
     raw = load_dataset("imdb")
     splits = raw["train"].train_test_split(test_size=0.1)
     random.shuffle(extra)
+    for batch in loader:
+        accelerator.backward(model(**batch).loss)
     """
     assert codes(src) == ["TL105", "TL105"]
+    # a script that only generates or evaluates: each process's order is only what it reads
+    assert codes(src.replace("accelerator.backward(model(**batch).loss)", "outputs = model.generate(**batch)")) == []
 
 
 def test_tl105_a_torchrun_script_reading_its_rank():
@@ -781,6 +825,11 @@ def test_tl105_a_torchrun_script_reading_its_rank():
         (training_args,) = parser.parse_args_into_dataclasses()
         local_rank = training_args.local_rank
         train_data, eval_data = make_data_module("data.json")
+        trainer = transformers.Trainer(model=model, args=training_args, train_dataset=train_data)
+        trainer.train()
+
+    if __name__ == "__main__":
+        train()
     """
     [f] = lint(src)
     assert f.code == "TL105" and "`np.random.permutation`" in f.message and "unseeded" in f.message
@@ -808,6 +857,11 @@ def train(cfg, dataset):
     accelerator = accelerate.Accelerator()
     set_seed(cfg.seed, accelerator=accelerator)
     train_dataset, val_dataset = torch.utils.data.random_split(dataset, [0.9, 0.1]{generator})
+    for batch in torch.utils.data.DataLoader(train_dataset, shuffle=True):
+        accelerator.backward(policy(batch))
+
+if __name__ == "__main__":
+    train(load_config(), load_data())
 """
 
 
@@ -829,6 +883,7 @@ def test_tl105_notebooks_and_a_device_only_accelerator_run_as_one_process():
     device = Accelerator().device
     raw = load_dataset("imdb")
     splits = raw["train"].train_test_split(test_size=0.1)
+    trainer.train()
     """
     assert "TL105" not in codes(src)
     kept = src.replace("device = Accelerator().device", "accelerator = Accelerator()")
@@ -842,6 +897,95 @@ def test_tl105_notebooks_and_a_device_only_accelerator_run_as_one_process():
     assert notebook(kept) == []
     launched = kept + "notebook_launcher(training_function, num_processes=2)\n"
     assert notebook(launched.replace("import Accelerator", "import Accelerator, notebook_launcher")) == ["TL105"]
+
+
+def test_tl105_a_module_of_definitions_leaves_seeding_to_the_script_that_imports_it():
+    # the real form (microsoft/DeepSpeedExamples, a BERT pre-training dataset provider): the class reads
+    # args.local_rank and shuffles its batches; deepspeed_train.py imports it after seeding random
+    src = """
+    import random
+    import torch.distributed as dist
+    from torch.utils.data import DataLoader
+
+    class BertDatasetProvider:
+        def __init__(self, args):
+            self.local_rank = args.local_rank
+            self.global_rank = dist.get_rank()
+
+        def get_shard(self, index, shuffle=True):
+            dataset_batches = [i for i, n in enumerate(self.counts) for _ in range(n)]
+            if shuffle:
+                random.shuffle(dataset_batches)
+            return dataset_batches
+
+        def train_epoch(self, model, optimizer):
+            for batch in self.get_shard(0):
+                model(batch).loss.backward()
+                optimizer.step()
+    """
+    assert codes(src, select="TL105") == []
+    run = src + """
+    if __name__ == "__main__":
+        provider = BertDatasetProvider(parse_args())
+        provider.get_shard(0)
+    """
+    assert codes(run, select="TL105") == ["TL105"]
+
+
+def test_tl105_a_seeding_helper_imported_from_the_project():
+    # the real form (microsoft/DeepSpeedExamples, DeepSpeed-Chat): `set_random_seed` from the project's
+    # utils seeds random, numpy and torch before the experience lists are shuffled
+    src = """
+    import random
+    import torch
+    from dschat.utils.utils import set_random_seed
+
+    def main():
+        args = parse_args()
+        torch.distributed.init_process_group(backend="nccl")
+        set_random_seed({seed})
+        exp_dataset, unsup_dataset = collect(args)
+        random.shuffle(exp_dataset)
+        for batch in exp_dataset:
+            engine.backward(actor(batch).loss)
+
+    if __name__ == "__main__":
+        main()
+    """
+    assert codes(src.format(seed="args.seed"), select="TL105") == []
+    [f] = lint(src.format(seed="args.seed + args.local_rank"), select="TL105")
+    assert "args.seed + args.local_rank" in f.message
+    assert codes(src.format(seed="args.seed").replace("set_random_seed(args.seed)", "get_seed()"),
+                 select="TL105") == ["TL105"]
+
+
+def test_tl105_a_draw_in_a_models_forward_is_not_data_preparation():
+    # the real form (microsoft/DeepSpeedExamples, progressive layer drop): np.random.choice decides in
+    # forward() whether a layer runs; each process drawing its own is the method, not a data split
+    src = """
+    import numpy as np
+    import torch
+    from torch import nn
+
+    class Encoder(nn.Module):
+        def forward(self, hidden_states, theta):
+            p = 1.0
+            for layer in self.layer:
+                action = np.random.choice([1, 0], p=[p, 1 - p])
+                hidden_states = layer(hidden_states, action)
+            return hidden_states
+
+    def main():
+        torch.distributed.init_process_group(backend="nccl")
+        order = np.random.choice(len(train_examples), len(train_examples), replace=False)
+        for i in order:
+            model(train_examples[i]).sum().backward()
+
+    if __name__ == "__main__":
+        main()
+    """
+    [f] = lint(src, select="TL105")
+    assert "np.random.choice" in f.message and f.start.row == 16
 
 
 def test_tl105_quiet_with_set_seed_or_single_process():
@@ -1210,6 +1354,74 @@ def test_tl203_through_accelerate_prepare():
     """
     [f] = lint(src, select="TL203")
     assert f.start.row == 5
+
+
+TL203_STATS_LOADER = """
+import numpy as np
+import torch
+from torch.utils.data import DataLoader
+from torchvision import datasets, transforms
+
+train_dataset = datasets.MNIST("data", train=True, transform=transforms.ToTensor())
+train_loader = DataLoader(dataset=train_dataset, batch_size=128, shuffle=False)
+means = [np.mean(images.numpy(), axis=(0, 2, 3)) for images, _ in train_loader]
+
+train_dataset = datasets.MNIST("data", train=True, transform=transforms.Normalize(np.mean(means), 1.0))
+train_loader = DataLoader(dataset=train_dataset, batch_size=128, shuffle={shuffle})
+
+def train(model, loader):
+    for features, targets in loader:
+        loss = torch.nn.functional.cross_entropy(model(features), targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+for epoch in range(10):
+    {train}
+"""
+
+
+@pytest.mark.parametrize("train", [
+    "train(model, train_loader)",
+    "for batch_idx, (features, targets) in enumerate(train_loader):\n"
+    "        torch.nn.functional.cross_entropy(model(features), targets).backward()\n"
+    "        optimizer.step()",
+])
+def test_tl203_a_loader_for_statistics_rebound_to_the_shuffled_training_loader(train):
+    # a first unshuffled loader over the training set computes the normalisation statistics; the name is
+    # then rebound to the loader the loop trains on: only that one counts
+    assert "TL203" not in codes(TL203_STATS_LOADER.format(shuffle="True", train=train))
+    [f] = lint(TL203_STATS_LOADER.format(shuffle="False", train=train), select="TL203")
+    assert f.start.row == 12
+
+
+def test_tl203_a_loader_rebound_before_fit():
+    src = """
+    import lightning as L
+    from torch.utils.data import DataLoader
+    train_loader = DataLoader(train_ds, batch_size=len(train_ds) // 10)
+    mean = sum(x.mean() for x, _ in train_loader) / len(train_loader)
+    train_loader = DataLoader(train_ds, batch_size=64, shuffle={shuffle})
+    L.Trainer(devices=1).fit(model, train_loader)
+    """
+    assert "TL203" not in codes(src.format(shuffle="True"))
+    [f] = lint(src.format(shuffle="False"), select="TL203")
+    assert f.start.row == 6
+
+
+def test_tl203_a_loader_rebound_in_one_branch_only_still_counts():
+    src = """
+    import torch
+    from torch.utils.data import DataLoader
+    train_loader = DataLoader(train_dataset, batch_size=128)
+    if args.shuffle:
+        train_loader = DataLoader(train_dataset, batch_size=128, shuffle=True)
+    for x, y in train_loader:
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+    """
+    [f] = lint(src, select="TL203")
+    assert f.start.row == 4
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 The dataset table lets the static pass know that ``load_dataset("glue", "mnli")`` has 3 classes in
 its ``label`` column, which columns it has, and whether its splits are stored sorted by label.
-Entries are keyed by the dataset's short name (``"nyu-mll/glue"`` and ``"glue"`` are the same).
+Entries are keyed by the dataset's short name (``"nyu-mll/glue"`` and ``"glue"`` are the same; another
+owner's copy, ``"SetFit/sst2"``, is not).
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ class DatasetInfo:
     task: str = "sequence-classification"  # or token-classification, multi-label, language-modeling, ...
     sorted_by_label: bool = False  # splits stored sorted by label: the first N rows are one class
     splits: tuple[str, ...] = ("train", "validation", "test")
-    #: the hub owners under which a namespaced name is this dataset (empty: any owner); copies under other
-    #: owners with other columns share the short name (`mteb/amazon_reviews_multi`)
+    #: the hub owners under which a namespaced name is this dataset (empty: its canonical owner in
+    #: `_HUB_OWNERS`); copies under other owners with other columns share the short name (`mteb/amazon_reviews_multi`)
     owners: tuple[str, ...] = ()
 
     @property
@@ -112,13 +113,32 @@ DATASETS: dict[tuple[str, str | None], DatasetInfo] = {
 _DEFAULT_CONFIG = {"tweet_eval": None, "paws": "labeled_final", "go_emotions": "simplified"}
 
 
+#: the hub organisations that hold the canonical copy of each dataset (the short names redirect there).
+#: A namespaced name under any other owner is someone's own copy, often with other columns
+#: (`SetFit/sst2` has `text`, `label`, `label_text`; GLUE's SST-2 has `sentence`): not this dataset.
+_HUB_OWNERS = {
+    "glue": ("nyu-mll",), "super_glue": ("aps",), "imdb": ("stanfordnlp",),
+    "rotten_tomatoes": ("cornell-movie-review-data",), "ag_news": ("fancyzhx",), "emotion": ("dair-ai",),
+    "yelp_review_full": ("yelp",), "yelp_polarity": ("fancyzhx",), "amazon_polarity": ("fancyzhx",),
+    "dbpedia_14": ("fancyzhx",), "sst2": ("stanfordnlp",), "snli": ("stanfordnlp",), "multi_nli": ("nyu-mll",),
+    "banking77": ("polyai",), "financial_phrasebank": ("takala",), "trec": ("cogcomp",),
+    "tweet_eval": ("cardiffnlp",), "paws": ("google-research-datasets",), "xnli": ("facebook",),
+    "go_emotions": ("google-research-datasets",), "conll2003": ("eriktks",), "wnut_17": ("leondz",),
+    "wikitext": ("salesforce",), "sms_spam": ("ucirvine",), "squad": ("rajpurkar",), "squad_v2": ("rajpurkar",),
+    "cnn_dailymail": ("abisee",), "xsum": ("edinburghnlp",), "samsum": ("samsung",), "billsum": ("fiscalnote",),
+}
+
+
 def dataset_info(name: str | None, config: str | None = None) -> DatasetInfo | None:
-    """Look up a hub dataset by (short or namespaced) name and config."""
+    """Look up a hub dataset by short name (`"glue"`) or by the canonical namespaced name
+    (`"nyu-mll/glue"`) and config. Another owner's copy (`"SetFit/sst2"`) is unknown."""
     if not name:
         return None
     info = _lookup(name.rsplit("/", 1)[-1].lower(), config)
-    if info is not None and info.owners and "/" in name and name.rsplit("/", 1)[0].lower() not in info.owners:
-        return None
+    if info is not None and "/" in name:
+        owner = name.rsplit("/", 1)[0].lower()
+        if owner not in (info.owners or _HUB_OWNERS.get(info.name, ())):
+            return None
     return info
 
 

@@ -65,3 +65,7 @@ def train(cfg):
                 for val_batch in val_dataloader:
                     policy.forward(val_batch)
             policy.train()
+
+
+if __name__ == "__main__":
+    train()

@@ -12,3 +12,8 @@ random.shuffle(files)
 table = Dataset.from_dict({"path": files})
 parts = table.train_test_split(test_size=0.1)
 model = torch.nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for row in parts["train"]:
+    model(load(row["path"])).sum().backward()
+    optimizer.step()
+    optimizer.zero_grad()

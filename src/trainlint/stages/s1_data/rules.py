@@ -12,6 +12,7 @@ from trainlint.facts import (
     TRAINER_WORDS,
     DatasetValue,
     ModelValue,
+    TrainerValue,
     argument,
     dotted,
     has_star_kwargs,
@@ -22,6 +23,7 @@ from trainlint.facts import (
 )
 from trainlint.facts.calls import call_graph
 from trainlint.facts.datasets import dataset_chain
+from trainlint.facts.loops import loop_facts
 from trainlint.findings import Severity
 from trainlint.rule import Rule, register
 
@@ -404,15 +406,22 @@ def _pairing_args(call: cst.Call) -> list[cst.BaseExpression]:
     return out
 
 
+#: functions that cut an array into a list of chunks: pairing their result pairs chunks, not examples
+_CHUNKING = frozenset({"split", "array_split", "hsplit", "vsplit", "dsplit", "tensor_split", "chunk"})
+
+
 def _derived_from(expr: cst.BaseExpression) -> str | None:
     """The one array an expression is a slice, copy or function of: `x[k:]`, `x.copy()`, `np.array(x)`,
-    `pad_sequences(x, maxlen=25)` (its first positional argument); None otherwise."""
+    `pad_sequences(x, maxlen=25)` (its first positional argument); None otherwise, and None for a list of
+    chunks of it (`np.split(x, [a, b])`: `zip(["train", "val", "test"], chunks)` pairs three chunks)."""
     if isinstance(expr, cst.Name):
         return expr.value
     if isinstance(expr, cst.Subscript):
         return _derived_from(expr.value)
     if isinstance(expr, cst.Call):
         f = expr.func
+        if (f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else "") in _CHUNKING:
+            return None
         if isinstance(f, cst.Attribute) and f.attr.value in ("copy", "reshape", "astype", "to", "float", "long",
                                                                "numpy", "tolist") and isinstance(f.value, cst.Name):
             return f.value.value
@@ -753,6 +762,9 @@ _UNSEEDED_SOURCES = {
     "torch.utils.data.random_split": "torch", "torch.randperm": "torch",
 }
 _ALL = frozenset({"random", "numpy", "torch"})
+#: packages whose functions are known: a name like a seeder there is not a project's seeding helper
+_LIBRARY_ROOTS = frozenset({"random", "numpy", "torch", "tensorflow", "keras", "jax", "transformers", "accelerate",
+                            "datasets", "lightning", "pytorch_lightning", "sklearn"})
 _SEEDERS = {
     "random.seed": {"random"}, "numpy.random.seed": {"numpy"}, "torch.manual_seed": {"torch"},
     "transformers.set_seed": _ALL, "transformers.trainer_utils.set_seed": _ALL,
@@ -762,6 +774,48 @@ _SEEDERS = {
 }
 #: what a seed computed per process reads: `seed + accelerator.process_index`, `args.seed + rank`
 _RANK_WORDS = re.compile(r"\b(?:process_index|local_process_index|local_rank|global_rank|rank|get_rank)\b")
+#: a seeding helper of a project's own package, imported (its body is not in the file): `set_random_seed`,
+#: `setup_seed`, `init_seeds`, `fix_seed`, `same_seeds`, `seed_everything`, `seed_all`; it is taken at its name
+#: and seeds every generator (not `get_seed`, `seed_worker`)
+_SEED_HELPER = re.compile(r"^(?:(?:set|setup|fix|init|same|reset)_(?:\w+_)?seeds?|seed_(?:everything|all))$")
+
+
+def _trains(facts) -> bool:
+    """The file trains something: `backward()` (`accelerator.backward(loss)`), an optimizer step, a trainer's
+    `train()`, or a `fit(...)`. A generation or evaluation script run on several processes shuffles only what
+    each process reads, not what a model learns from."""
+    lf = loop_facts(facts)
+    if lf.backward or lf.optimizer_steps:
+        return True
+    for call in lf.calls:
+        f = call.func
+        if not isinstance(f, cst.Attribute):
+            continue
+        if f.attr.value == "fit":
+            return True
+        if f.attr.value.startswith("train") and (
+                isinstance(facts.value_of(f.value, call), TrainerValue) or "trainer" in (dotted(f.value) or "").lower()):
+            return True
+    return False
+
+
+def _runs_its_definitions(facts) -> bool:
+    """The module runs what it defines: a `__main__` guard, or code outside any function or class that calls
+    a function or instantiates a class of the file (`main()`, `trainer = MyTrainer(...)`). A module of
+    definitions only (a dataset provider, a model file) is imported by the script that runs: whether its
+    draws are seeded is decided there."""
+    graph = call_graph(facts)
+    classes = {s.name.value for s in facts.module.body if isinstance(s, cst.ClassDef)}
+    for stmt in facts.module.body:
+        if isinstance(stmt, cst.If) and "__main__" in facts.module.code_for_node(stmt.test):
+            return True
+    for call in facts.index.get("Call", ()):
+        w = facts.where[call]
+        if w.function is not None or w.inside(cst.ClassDef) is not None:
+            continue
+        if graph.target(call) is not None or (isinstance(call.func, cst.Name) and call.func.value in classes):
+            return True
+    return False
 
 
 @register
@@ -788,6 +842,10 @@ class UnseededMultiprocessData(Rule):
         qn = facts.callee(node) or ""
         source = _UNSEEDED_SOURCES.get(qn)
         what = f"`{self.ctx.code(node.func)}`"
+        fn = facts.where[node].function
+        if isinstance(fn, cst.FunctionDef) and fn.name.value in ("forward", "call", "__call__") \
+                and facts.where[node].inside(cst.ClassDef) is not None:
+            return  # a draw in a model's forward pass (layer drop, noise): not the data's selection or order
         if source is None:
             source = self._dataset_shuffle(node)
             if source is None:
@@ -797,6 +855,8 @@ class UnseededMultiprocessData(Rule):
             return
         if not self._multiprocess() or source in self._seeds():
             return
+        if (fn is not None or facts.where[node].inside(cst.ClassDef) is not None) and not self._runs_definitions():
+            return  # a function of a module that only defines: its caller runs (and seeds) it
         per_rank = self._per_rank_seeds().get(source)
         how = (f"the global {source} generator, which `{self.ctx.code(per_rank)}` seeds differently in every process"
                if per_rank is not None else f"the unseeded global {source} generator")
@@ -838,7 +898,7 @@ class UnseededMultiprocessData(Rule):
             if self.ctx.filename.endswith(".ipynb"):
                 self._multi = any(True for _ in facts.calls_to("accelerate.notebook_launcher"))
                 return self._multi
-            self._multi = (
+            self._multi = _trains(facts) and (
                 any(facts.holders(c) for c in facts.calls_to("accelerate.Accelerator"))
                 or any(True for _ in facts.calls_to("torch.distributed.init_process_group"))
                 or "LOCAL_RANK" in self.ctx.source
@@ -846,21 +906,43 @@ class UnseededMultiprocessData(Rule):
             )
         return self._multi
 
+    def _runs_definitions(self) -> bool:
+        memo = self.__dict__.get("_runs_memo")
+        if memo is None:
+            memo = self._runs_memo = _runs_its_definitions(self.ctx.facts)
+        return memo
+
     def _seeds(self) -> set[str]:
         """The generators seeded the same in every process."""
         if self._seeded is None:
-            facts = self.ctx.facts
             self._seeded = set()
             for call in self._seeder_calls():
                 if call not in self._per_rank_calls():
-                    self._seeded |= _SEEDERS[facts.callee(call)]
+                    self._seeded |= self._generators(call)
         return self._seeded
 
+    def _generators(self, call: cst.Call) -> frozenset[str] | set[str]:
+        return _SEEDERS.get(self.ctx.facts.callee(call) or "", _ALL)
+
     def _seeder_calls(self) -> list[cst.Call]:
-        """The calls that seed a global generator (not a function of the file named like one: a module-level
-        `def set_seed(seed, accelerator)` is not `accelerate.utils.set_seed`, whatever one of its bodies imports)."""
-        graph = call_graph(self.ctx.facts)
-        return [c for c in self.ctx.facts.calls_to(*_SEEDERS) if graph.target(c) is None]
+        """The calls that seed a global generator: the libraries' seeders, and a seeding helper imported from the
+        project's own package (`from utils import set_random_seed`). Not a function of the file named like one:
+        a module-level `def set_seed(seed, accelerator)` is not `accelerate.utils.set_seed`, whatever one of its
+        bodies imports (the seeding calls in its body are counted themselves)."""
+        memo = self.__dict__.get("_seeder_memo")
+        if memo is None:
+            facts = self.ctx.facts
+            graph = call_graph(facts)
+            memo = self._seeder_memo = [c for c in facts.calls_to(*_SEEDERS) if graph.target(c) is None]
+            known = set(memo)
+            for call in facts.index.get("Call", ()):
+                qn = facts.callee(call) or ""
+                if call in known or "." not in qn or graph.target(call) is not None:
+                    continue
+                module, _, short = qn.rpartition(".")
+                if _SEED_HELPER.match(short) and module.split(".", 1)[0] not in _LIBRARY_ROOTS and call.args:
+                    memo.append(call)
+        return memo
 
     def _per_rank_calls(self) -> dict:
         """Seeding calls whose seed depends on the process (`seed += accelerator.process_index * 12345` before
@@ -891,6 +973,6 @@ class UnseededMultiprocessData(Rule):
         """generator → the statement that seeds it per process (when nothing seeds it the same everywhere)."""
         out = {}
         for call, why in self._per_rank_calls().items():
-            for g in _SEEDERS[self.ctx.facts.callee(call)]:
+            for g in self._generators(call):
                 out.setdefault(g, why)
         return out

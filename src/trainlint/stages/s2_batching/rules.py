@@ -658,14 +658,15 @@ def _training_use(facts, node: cst.Call, names: list[str], code) -> str | None:
     if any(n == "train_dataloader()" for n in names):
         return None if _lightning_distributed(facts) else "Lightning's `train_dataloader()` returns it, on one device"
     for loop in _training_loops(facts):
-        if loop.iter is node or lasts & _iterated_names(facts, loop):
+        if loop.iter is node or lasts & _iterated_names(facts, loop, node):
             return f"the training loop `for ... in {code(loop.iter)}` iterates it"
     for call in facts.method_calls("fit"):
         for a in call.args:
             if a.keyword is not None and a.keyword.value not in ("train_dataloaders", "train_dataloader", "x"):
                 continue
             d = dotted(a.value)
-            if a.value is node or (d is not None and d.rsplit(".", 1)[-1] in lasts):
+            if a.value is node or (d is not None and d.rsplit(".", 1)[-1] in lasts
+                                   and not _rebound_loader(facts, a.value, call, node)):
                 if _lightning_distributed(facts):
                     return None
                 return f"`{dotted(call.func) or 'fit'}(...)` trains on it"
@@ -691,9 +692,30 @@ def _lightning_distributed(facts) -> bool:
     return False
 
 
-def _iterated_names(facts, loop: cst.For) -> set[str]:
+def _rebound_loader(facts, expr, at, node: cst.Call) -> bool:
+    """``expr`` is a name that holds, at ``at``, another `DataLoader(...)` than ``node``, assigned after it
+    unconditionally (`train_loader = DataLoader(ds)` for a look at the data, then `train_loader =
+    DataLoader(ds, shuffle=True)` for training): what ``at`` reads is no longer ``node``."""
+    if not isinstance(expr, cst.Name):
+        return False
+    b = facts.lookup(expr.value, at)
+    other = b.value if b is not None else None
+    if other is node or not isinstance(other, cst.Call) or _dataloader_dataset(facts, other) is None:
+        return False
+    mine, later = facts.where.get(node), facts.where.get(other)
+    if mine is None or later is None or later.order <= mine.order or later.function is not mine.function:
+        return False
+    # the later assignment runs whenever the first one did: in the same or an enclosing block, none of
+    # them a branch or a loop body that may not run
+    n = len(later.blocks)
+    return mine.blocks[:n] == later.blocks and not any(
+        isinstance(blk, (cst.If, cst.Try, cst.For, cst.While)) for blk in later.blocks)
+
+
+def _iterated_names(facts, loop: cst.For, node: cst.Call) -> set[str]:
     """The last parts of the names a `for` iterates: `enumerate(tqdm(self.train_loader))` → {train_loader};
-    a name unpacked from `accelerator.prepare(model, opt, train_dl)` adds the prepared argument's name."""
+    a name unpacked from `accelerator.prepare(model, opt, train_dl)` adds the prepared argument's name. A
+    name that ``node`` no longer is where it is read (rebound to another loader) does not count."""
     out: set[str] = set()
     stack = [loop.iter]
     seen: set[int] = set()
@@ -714,11 +736,16 @@ def _iterated_names(facts, loop: cst.For) -> set[str]:
         b = facts.lookup(e.value, loop) if isinstance(e, cst.Name) else None
         fn = facts.where[loop].function
         if b is not None and isinstance(fn, cst.FunctionDef) and b.target in _param_names(fn):
-            callers = call_graph(facts).callers(fn)
+            graph = call_graph(facts)
+            callers = graph.callers(fn)
             if callers:  # a parameter: what the file's callers give it
-                outer = (call_graph(facts).outside(c, fn, e.value) for c in callers)
-                out.update(o.rsplit(".", 1)[-1] for o in outer if o)
+                for c in callers:
+                    o = graph.outside(c, fn, e.value)
+                    if o and not _rebound_loader(facts, graph.argument_of(c, fn, e.value), c, node):
+                        out.add(o.rsplit(".", 1)[-1])
                 continue
+        if _rebound_loader(facts, e, loop, node):
+            continue
         out.add(d.rsplit(".", 1)[-1])
         un = facts.unpacked_from(b) if b is not None else None
         if un is not None:
