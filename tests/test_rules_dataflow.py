@@ -406,6 +406,62 @@ def test_tl701_second_optimizer_never_cleared():
         assert lines(other, "TL701") == [], clear
 
 
+# in the shape of yunjey/pytorch-tutorial's tutorials/03-advanced/generative_adversarial_network/main.py
+RESET_GRAD_HELPER = """
+import torch
+
+d_optimizer = torch.optim.Adam(D.parameters(), lr=0.0002)
+g_optimizer = torch.optim.Adam(G.parameters(), lr=0.0002)
+
+def reset_grad():
+    d_optimizer.zero_grad()
+    g_optimizer.zero_grad()
+
+for epoch in range(200):
+    for images, _ in data_loader:
+        d_loss = criterion(D(images), real_labels) + criterion(D(G(z)), fake_labels)
+        reset_grad()
+        d_loss.backward()
+        d_optimizer.step()
+        g_loss = criterion(D(G(z)), real_labels)
+        reset_grad()
+        g_loss.backward()
+        g_optimizer.step()
+"""
+
+
+def test_tl701_zero_grad_in_a_helper_the_loop_calls():
+    assert lines(RESET_GRAD_HELPER, "TL701") == []
+    # the helper called once before the loop: every step adds to the gradients of the last
+    once = RESET_GRAD_HELPER.replace("        reset_grad()\n", "").replace("for epoch", "reset_grad()\nfor epoch")
+    assert lines(once, "TL701") == [line_of(once, "d_optimizer.step()")]
+    # the helper clears only the generator's optimizer: the discriminator's is never cleared
+    only_g = RESET_GRAD_HELPER.replace("    d_optimizer.zero_grad()\n", "")
+    [f] = lint(only_g, "TL701")
+    assert f.start.row == line_of(only_g, "d_optimizer.step()")
+    assert "`d_optimizer`'s gradients (only another optimizer's: `reset_grad()`)" in f.message
+    # the optimizer handed to a method of the trainer class, which clears it
+    method = """
+    import torch
+
+    class GANTrainer:
+        def reset(self, opt):
+            opt.zero_grad()
+
+        def fit(self, loader):
+            for x in loader:
+                self.reset(self.d_opt)
+                self.d_loss(x).backward()
+                self.d_opt.step()
+                self.reset(self.g_opt)
+                self.g_loss(x).backward()
+                self.g_opt.step()
+    """
+    assert lines(method, "TL701") == []
+    wrong = method.replace("self.reset(self.d_opt)", "self.reset(self.g_opt)")
+    assert lines(wrong, "TL701") == [line_of(wrong, "self.d_opt.step()")]
+
+
 # in the shape of the torch version of "Deep Learning with Python" chapter 7's CustomModel
 # (fchollet/deep-learning-with-python-notebooks#293)
 KERAS_TORCH_TRAIN_STEP = """

@@ -92,6 +92,13 @@ def _order(facts, node) -> int:
     return facts.where[node].order
 
 
+def _cleared(z) -> str | None:
+    """What a clearing clears: `opt.zero_grad()` → "opt"; `p.grad = None`, `p.grad.zero_()` → None (any)."""
+    if isinstance(z, cst.Call) and isinstance(z.func, cst.Attribute) and z.func.attr.value == "zero_grad":
+        return _receiver(z)
+    return None
+
+
 @register
 class MissingZeroGrad(Rule):
     """`backward()` and `optimizer.step()` in a loop that never clears the gradients."""
@@ -115,7 +122,8 @@ class MissingZeroGrad(Rule):
             loop = next((L for L in reversed(loops) if any(_inside(facts, b, L) for b in lf.backward)), None)
             if loop is None or loop in reported:
                 continue
-            if any(_inside(facts, z, loop) for z in lf.zero_grads) and not self._others_cleared_only(lf, step, loops):
+            clears = self._clears_in(lf, loops)
+            if any(_inside(facts, z, loop) for z in clears) and not self._others_cleared_only(lf, step, loops, clears):
                 continue
             if self._fresh_context(step, loop):
                 continue
@@ -126,9 +134,9 @@ class MissingZeroGrad(Rule):
             self.report(
                 step,
                 f"`{self.ctx.code(step.func)}()` runs every iteration after `backward()`, but the loop never clears "
-                + (f"`{opt}`'s gradients (only another optimizer's: " + ", ".join(sorted(
-                    f"`{self.ctx.code(z)}`" for z in lf.zero_grads if _inside(facts, z, loop))) + ")"
-                   if any(_inside(facts, z, loop) for z in lf.zero_grads) else "the gradients")
+                + (f"`{opt}`'s gradients (only another optimizer's: " + ", ".join(sorted({
+                    f"`{self.ctx.code(z)}`" for z in clears if _inside(facts, z, loop)})) + ")"
+                   if any(_inside(facts, z, loop) for z in clears) else "the gradients")
                 + ": `backward()` adds to `p.grad`, so each step applies the sum of all gradients so far and "
                 "the loss goes up or explodes",
                 hint=f"call `{opt}.zero_grad()` once per step (e.g. right after `{self.ctx.code(step.func)}()`; "
@@ -166,7 +174,55 @@ class MissingZeroGrad(Rule):
                 hint="call `self.zero_grad()` at the top of `train_step` (as Keras' guide to a torch `train_step` does)",
             )
 
-    def _others_cleared_only(self, lf, step: cst.Call, loops) -> bool:
+    def _clears_in(self, lf, loops) -> dict:
+        """What clears gradients in ``loops``: node -> the objects it clears (their text; None: cannot tell
+        which). A `zero_grad()` / `p.grad = None` in the loops, or a call there to a function of the file whose
+        body clears (`reset_grad()` running `d_optimizer.zero_grad(); g_optimizer.zero_grad()`), the objects
+        spelt as at the call."""
+        facts = self.ctx.facts
+        out = {z: (_cleared(z),) for z in lf.zero_grads if any(_inside(facts, z, L) for L in loops)}
+        if loops:
+            out.update(self._helper_clears(lf, loops[0]))
+        return out
+
+    def _helper_clears(self, lf, outer) -> dict:
+        """The calls in the loop ``outer`` to functions of the file that clear gradients (see `_clears_in`)."""
+        memo = self.__dict__.setdefault("_helper_clears_memo", {})
+        if outer in memo:
+            return memo[outer]
+        facts = self.ctx.facts
+        graph = call_graph(facts)
+        w = facts.where.get(outer)
+        seen = {w.function} if w is not None and w.function is not None else set()
+        out = {}
+        for call in lf.calls:
+            if isinstance(call.func, (cst.Name, cst.Attribute)) and _inside(facts, call, outer):
+                found = self._call_clears(graph, lf, call, seen)
+                if found:
+                    out[call] = tuple(found)
+        memo[outer] = out
+        return out
+
+    def _call_clears(self, graph, lf, call: cst.Call, seen: set, depth: int = 0) -> list:
+        """The objects a call to a function of the file clears, as spelt at ``call`` (None: cannot tell
+        which): the `zero_grad()`s in its body and in the functions it calls (a few levels deep)."""
+        target = graph.target(call)
+        if target is None or target in seen or depth > 3:
+            return []
+        facts = self.ctx.facts
+        by_fn = self.__dict__.get("_zero_grads_by_fn")
+        if by_fn is None:
+            by_fn = self._zero_grads_by_fn = {}
+            for z in lf.zero_grads:
+                wz = facts.where.get(z)
+                if wz is not None and wz.function is not None:
+                    by_fn.setdefault(wz.function, []).append(z)
+        inner = [_cleared(z) for z in by_fn.get(target, ())]
+        for c in graph.calls_in.get(target, ()):
+            inner += self._call_clears(graph, lf, c, seen | {target}, depth + 1)
+        return [graph.outside(call, target, r) if r is not None else None for r in inner]
+
+    def _others_cleared_only(self, lf, step: cst.Call, loops, clears: dict) -> bool:
         """Several optimizers step in the loop (a GAN's discriminator and generator) and every clearing in the
         loops around ``step`` is `other_optimizer.zero_grad()`: this one's gradients are never cleared."""
         facts = self.ctx.facts
@@ -181,10 +237,8 @@ class MissingZeroGrad(Rule):
         others.discard(mine)
         if not others:
             return False
-        clears = [z for z in lf.zero_grads if any(_inside(facts, z, L) for L in loops)]
-        return bool(clears) and all(
-            isinstance(z, cst.Call) and isinstance(z.func, cst.Attribute) and z.func.attr.value == "zero_grad"
-            and _receiver(z) in others for z in clears)
+        cleared = [r for z, rs in clears.items() if any(_inside(facts, z, L) for L in loops) for r in rs]
+        return bool(cleared) and all(r in others for r in cleared)
 
     def _fresh_context(self, step: cst.Call, loop) -> bool:
         """The step runs in a `with torch.distributed.autograd.context()` opened inside the loop: the
