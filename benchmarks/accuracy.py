@@ -6,6 +6,8 @@ recall on a set of real bugs. Prints numbers; the committed snapshot and docs/ac
     python benchmarks/accuracy.py materialize --git-root DIR   # clones as DIR/name, DIR/owner/name, ...
     python benchmarks/accuracy.py [run]       [--set corpus --set buggy] [--no-write]
     python benchmarks/accuracy.py render      # docs/accuracy.md from the committed files only
+    python benchmarks/accuracy.py heldout --set corpus --new SOURCE_ID ...   # record a held-out round
+    python benchmarks/accuracy.py heldout --set buggy --new cases/x.py ...
 
 No third-party code is committed. A *set* is a directory of pinned metadata (``benchmarks/corpus/``
 for correct code, ``benchmarks/buggy/`` for real bugs), materialised into the gitignored
@@ -50,6 +52,14 @@ for correct code, ``benchmarks/buggy/`` for real bugs), materialised into the gi
     owner/repo@commit or a URL) and ``reason``. Found when a finding of that code is on that line (or
     on a line with the same text in that file). Recall = found / expected.
 
+``benchmarks/heldout.jsonl``
+    The held-out rounds: code or bugs added to a set and measured with the rules as they were before
+    anything was changed for them (``heldout``: every new finding judged first). One round a line:
+    ``set``, ``date``, ``rules`` (the commit linted with), ``added`` (source ids or case paths) and the
+    counts: ``verdicts`` and ``by_rule`` for the corpus, ``expected``/``found``/``found_every_rule`` and
+    ``by_rule`` (found, expected) for the buggy set. The per-rule tables measure the rules after they
+    were fixed on these files; the rounds say how they did on code they had never seen.
+
 A finding matches a verdict with the same source, path, code and cell when the line and hash are
 equal, else with the same hash at the nearest line. ``run`` lints the materialised files with the
 default rules (``trainlint.parallel.lint_files`` with ``Settings()``), prints per-rule numbers, and
@@ -77,6 +87,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks"
 MATERIALISED = BENCH / ".corpus-real"
 DOC = ROOT / "docs" / "accuracy.md"
+HELDOUT = BENCH / "heldout.jsonl"
 SETS = {"corpus": BENCH / "corpus", "buggy": BENCH / "buggy"}
 
 PERMISSIVE = frozenset({"MIT", "Apache-2.0", "BSD-2-Clause", "BSD-3-Clause", "ISC", "0BSD", "Unlicense",
@@ -649,7 +660,44 @@ def render(corpus_dir: Path = SETS["corpus"], buggy_dir: Path = SETS["buggy"]) -
         out += [f"- {e['code']} `{e['source']}/{e['path']}`:{e['line']}"
                 + (f" (cell {e['cell']})" if e.get("cell") else "") + f" — {e.get('reason', '')}" for e in missed]
         out.append("")
+    out += _render_heldout(read_jsonl(HELDOUT))
     return "\n".join(out)
+
+
+def _render_heldout(rounds: list[dict]) -> list[str]:
+    out = ["## Held-out rounds", "",
+           "The numbers above are measured after the rules were corrected on these files, so they flatter",
+           "the rules. A held-out round is the honest measure: code or bugs added to a set and linted with the",
+           "rules as they were before anything changed for them (`python benchmarks/accuracy.py heldout`,",
+           "after every new finding is judged). *rules* is the commit linted with.", ""]
+    corpus = [r for r in rounds if r["set"] == "corpus"]
+    buggy = [r for r in rounds if r["set"] == "buggy"]
+    if not rounds:
+        return out + ["None recorded yet.", ""]
+    if corpus:
+        out += ["| date | rules | sources added | files | findings | true | false | version | debatable | precision "
+                "| precision without TL001 | false findings by rule |",
+                "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+        for r in corpus:
+            v = r["verdicts"]
+            t1 = r["by_rule"].get("TL001", {}).get("true", 0)
+            falses = ", ".join(f"{c} {n['false']}" for c, n in r["by_rule"].items() if n.get("false")) or "none"
+            out.append(f"| {r['date']} | `{r['rules']}` | {len(r['added'])} | {r['files']} | {r['findings']} | "
+                       f"{v['true']} | {v['false']} | {v['version']} | {v['debatable']} | "
+                       f"{_pct(v['true'], v['true'] + v['false'])} | {_pct(v['true'] - t1, v['true'] - t1 + v['false'])} "
+                       f"| {falses} |")
+        out += ["", "Sources of each round: " + "; ".join(f"{r['date']}: {', '.join(r['added'])}" for r in corpus) + ".", ""]
+    if buggy:
+        out += ["| date | rules | cases added | real bugs | found | recall | found, every rule | recall, every rule "
+                "| found by rule |",
+                "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+        for r in buggy:
+            per = ", ".join(f"{c} {f}/{e}" for c, (f, e) in r["by_rule"].items())
+            out.append(f"| {r['date']} | `{r['rules']}` | {len(r['added'])} | {r['expected']} | {r['found']} | "
+                       f"{_pct(r['found'], r['expected'])} | {r['found_every_rule']} | "
+                       f"{_pct(r['found_every_rule'], r['expected'])} | {per} |")
+        out.append("")
+    return out
 
 
 def _severity_line(findings: list[dict], verdicts: list[dict]) -> str:
@@ -814,6 +862,81 @@ def run(set_names: list[str], write: bool, jobs: int, reuse: bool = False) -> in
     return status
 
 
+def _rules_commit() -> str:
+    """The commit the rules are linted at (`+changes` when src/ differs from it)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True).stdout.strip()
+    commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
+    return commit + ("+changes" if git("status", "--porcelain", "--", "src") else "")
+
+
+def heldout(name: str, new: list[str], write: bool, jobs: int = 0) -> int:
+    """Measure a held-out round: the files of ``new`` (source ids of the corpus, case paths of the buggy
+    set) linted with the rules as they are, before any change made for them; append it to heldout.jsonl."""
+    import datetime
+    import tempfile
+
+    set_dir = SETS[name]
+    lock = load_lock(set_dir)
+    if name == "corpus":
+        chosen = [e for e in lock if e.source in new]
+    else:
+        chosen = [e for e in lock if f"{e.source}/{e.path}" in new or e.path in new]
+    absent = sorted(set(new) - {e.source for e in chosen} - {f"{e.source}/{e.path}" for e in chosen}
+                    - {e.path for e in chosen})
+    if absent or not chosen:
+        print(f"[{name}] not in {set_dir.name}/files.lock: {', '.join(absent) or 'nothing given'} (run `lock` first)")
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        view = Path(tmp)
+        write_lock(view, chosen)
+        (view / "sources.toml").write_text((set_dir / "sources.toml").read_text(encoding="utf-8"), encoding="utf-8")
+        for s in load_sources(set_dir):  # local sources are read from the set's own directory
+            if s.kind == "local":
+                (view / s.dir).symlink_to((set_dir / s.dir).resolve(), target_is_directory=True)
+        rows, missing = lint_set(view, root=MATERIALISED / name, jobs=jobs)
+    if missing:
+        print(f"[{name}] {len(missing)} files not materialised (run `materialize`)")
+        return 2
+    record = {"set": name, "date": datetime.date.today().isoformat(), "rules": _rules_commit(), "added": sorted(new),
+              "files": sum(1 for e in chosen if e.role == "lint")}
+    stats = Stats()
+    if name == "corpus":
+        precision_stats(rows, read_jsonl(set_dir / "verdicts.jsonl"), stats)
+        if stats.unjudged:
+            print(f"[{name}] judge these {len(stats.unjudged)} findings first ({set_dir.name}/verdicts.jsonl):")
+            for f in stats.unjudged:
+                print("  " + json.dumps(key(f) | {"severity": f["severity"], "message": f["message"]}, ensure_ascii=False))
+            return 1
+        tot = Counter()
+        for v in stats.verdicts.values():
+            tot.update(v)
+        record |= {"findings": len(rows), "verdicts": {v: tot[v] for v in VERDICTS},
+                   "by_rule": {c: {v: n for v, n in sorted(stats.verdicts[c].items()) if n}
+                               for c in sorted(stats.verdicts)}}
+        print(f"[{name}] held-out round: {record['files']} files, {len(rows)} findings: "
+              + ", ".join(f"{tot[v]} {v}" for v in VERDICTS)
+              + f"; precision {_pct(tot['true'], tot['true'] + tot['false'])}")
+    else:
+        cases = {(e.source, e.path) for e in chosen}
+        expected = [e for e in read_jsonl(set_dir / "expected.jsonl") if (e["source"], e["path"]) in cases]
+        missed = recall_stats(rows, expected, stats, _expected_hashes(set_dir, expected, rows))
+        also = _found_with_every_rule(set_dir, missed)
+        found = sum(stats.found.values())
+        record |= {"expected": len(expected), "found": found, "found_every_rule": found + len(also),
+                   "by_rule": {c: [stats.found[c], stats.expected[c]] for c in sorted(stats.expected)}}
+        print(f"[{name}] held-out round: {len(expected)} real bugs in {record['files']} cases, {found} found "
+              f"({_pct(found, len(expected))}); with every rule {found + len(also)} "
+              f"({_pct(found + len(also), len(expected))})")
+        for e in missed:
+            print(f"  missed {e['code']} {e['source']}/{e['path']}:{e['line']}")
+    if write:
+        with HELDOUT.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        print(f"recorded in {HELDOUT}")
+    return 0
+
+
 def _found_with_every_rule(set_dir: Path, missed: list[dict]) -> list[dict]:
     """The missed bugs of a set whose rule is off by default, found when every rule is selected."""
     from trainlint.config import Settings
@@ -851,7 +974,7 @@ def _print_precision(stats: Stats) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", nargs="?", default="run", choices=("run", "lock", "materialize", "render"))
+    parser.add_argument("command", nargs="?", default="run", choices=("run", "lock", "materialize", "render", "heldout"))
     parser.add_argument("--set", dest="sets", action="append", choices=sorted(SETS),
                         help="the set(s) to work on (default: every set with a sources.toml)")
     parser.add_argument("--git", action="append", metavar="OWNER/NAME=DIR", help="a local git directory of a source")
@@ -861,6 +984,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reuse", action="store_true",
                         help="run: take the findings of the last complete run instead of linting (to judge them)")
     parser.add_argument("-j", "--jobs", type=int, default=0, help="run: worker processes (default: all cores)")
+    parser.add_argument("--new", nargs="+", default=[], metavar="ID_OR_PATH",
+                        help="heldout: the corpus sources (ids) or buggy cases (paths) of the round")
     args = parser.parse_args(argv)
     names = args.sets or [n for n, d in SETS.items() if (d / "sources.toml").exists()]
     if args.command == "render":
@@ -870,6 +995,10 @@ def main(argv: list[str] | None = None) -> int:
         for n in names:
             build_lock(SETS[n], _git_dirs(args.git, args.git_root, names))
         return 0
+    if args.command == "heldout":
+        if len(names) != 1:
+            parser.error("heldout: give one --set")
+        return heldout(names[0], args.new, not args.no_write, args.jobs)
     if args.command == "materialize":
         for n in names:
             materialise(SETS[n], _git_dirs(args.git, args.git_root, names))

@@ -211,6 +211,91 @@ include = ["examples/**"]
         acc.materialise(set_dir, {"me/up": bare}, out=tmp_path / "out2", log=lambda *a: None)
 
 
+def test_lock_takes_version_files_from_every_directory_above_a_linted_file(tmp_path):
+    # the linter reads requirements next to a script and in each directory up to the repository root
+    repo = tmp_path / "upstream"
+    (repo / "apps" / "chat" / "training").mkdir(parents=True)
+    (repo / "apps" / "chat" / "training" / "main.py").write_text(SCRIPT)
+    (repo / "apps" / "chat" / "requirements.txt").write_text("transformers==4.33.3\n")  # one level up
+    (repo / "pyproject.toml").write_text("[project]\nname = 'x'\n")  # the root
+    (repo / "docs").mkdir()
+    (repo / "docs" / "requirements.txt").write_text("sphinx\n")  # beside no linted file
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "x")
+    set_dir = tmp_path / "set"
+    set_dir.mkdir()
+    (set_dir / "sources.toml").write_text(f"""
+[[source]]
+id = "me+up"
+kind = "git"
+repo = "me/up"
+commit = "{_git(repo, 'rev-parse', 'HEAD')}"
+license = "MIT"
+stack = "torch-2"
+include = ["apps/**"]
+""")
+    entries = acc.build_lock(set_dir, {"me/up": repo}, log=lambda *a: None)
+    assert sorted(e.path for e in entries if e.role == "context") == ["apps/chat/requirements.txt", "pyproject.toml"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Held-out rounds
+
+def _local_set(tmp_path: Path, name: str) -> Path:
+    set_dir = tmp_path / name
+    (set_dir / "cases").mkdir(parents=True)
+    (set_dir / "cases" / "loop.py").write_text(SCRIPT)  # never calls zero_grad: TL701 on line 10
+    (set_dir / "cases" / "other.py").write_text(SCRIPT.replace("optimizer.step()", "optimizer.step()\n    optimizer.zero_grad()"))
+    (set_dir / "sources.toml").write_text("""
+[[source]]
+id = "cases"
+kind = "local"
+dir = "cases"
+license = "MIT"
+stack = "torch-2"
+include = ["*.py"]
+""")
+    acc.build_lock(set_dir, {}, log=lambda *a: None)
+    return set_dir
+
+
+def test_a_held_out_round_of_real_bugs_is_measured_and_recorded(tmp_path, monkeypatch, capsys):
+    set_dir = _local_set(tmp_path, "buggy")
+    acc.write_jsonl(set_dir / "expected.jsonl", [
+        {"source": "cases", "path": "loop.py", "code": "TL701", "line": 10, "cell": None, "evidence": "o/r#1", "reason": "r"},
+        {"source": "cases", "path": "other.py", "code": "TL403", "line": 3, "cell": None, "evidence": "o/r#2", "reason": "r"},
+    ])
+    monkeypatch.setitem(acc.SETS, "buggy", set_dir)
+    monkeypatch.setattr(acc, "HELDOUT", tmp_path / "heldout.jsonl")
+    monkeypatch.setattr(acc, "MATERIALISED", tmp_path / "not-materialised")
+    assert acc.heldout("buggy", ["cases/loop.py", "cases/other.py"], write=True, jobs=1) == 0
+    [record] = acc.read_jsonl(tmp_path / "heldout.jsonl")
+    assert record["set"] == "buggy" and record["added"] == ["cases/loop.py", "cases/other.py"]
+    assert (record["expected"], record["found"], record["by_rule"]) == (2, 1, {"TL403": [0, 1], "TL701": [1, 1]})
+    assert "missed TL403 cases/other.py:3" in capsys.readouterr().out
+    assert acc.heldout("buggy", ["cases/absent.py"], write=True, jobs=1) == 2  # not in the lock
+    md = "\n".join(acc._render_heldout(acc.read_jsonl(tmp_path / "heldout.jsonl")))
+    assert f"| {record['date']} | `{record['rules']}` | 2 | 2 | 1 | 50.0 % |" in md
+
+
+def test_a_held_out_round_of_new_code_needs_every_finding_judged(tmp_path, monkeypatch, capsys):
+    set_dir = _local_set(tmp_path, "corpus")
+    monkeypatch.setitem(acc.SETS, "corpus", set_dir)
+    monkeypatch.setattr(acc, "HELDOUT", tmp_path / "heldout.jsonl")
+    monkeypatch.setattr(acc, "MATERIALISED", tmp_path / "not-materialised")
+    assert acc.heldout("corpus", ["cases"], write=True, jobs=1) == 1  # the TL701 is not judged yet
+    assert not (tmp_path / "heldout.jsonl").exists()
+    [line] = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("  {")]
+    acc.write_jsonl(set_dir / "verdicts.jsonl", [{k: line[k] for k in acc.KEY_FIELDS} | {"verdict": "false", "reason": "r"}])
+    assert acc.heldout("corpus", ["cases"], write=True, jobs=1) == 0
+    [record] = acc.read_jsonl(tmp_path / "heldout.jsonl")
+    assert record["files"] == 2 and record["verdicts"] == {"true": 0, "false": 1, "version": 0, "debatable": 0}
+    assert record["by_rule"] == {"TL701": {"false": 1}}
+    md = "\n".join(acc._render_heldout([record]))
+    assert "| 0.0 % | 0.0 % | TL701 1 |" in md
+
+
 # ---------------------------------------------------------------------------------------------
 # Re-lint what is reachable here and compare with the committed snapshot
 
