@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import difflib
 import re
 
@@ -10,6 +11,7 @@ import libcst as cst
 from trainlint import knowledge
 from trainlint.facts import (
     TRAINER_WORDS,
+    CallValue,
     DatasetValue,
     ModelValue,
     TrainerValue,
@@ -110,6 +112,9 @@ class UnknownDatasetColumn(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value in ("map", "filter")):
+            qn = self.ctx.facts.callee(node) or ""
+            if qn.startswith("trl.") and qn.endswith(".SFTTrainer"):
+                self._sft_text_field(node)
             return
         facts = self.ctx.facts
         found = self._raw_info(func.value, node)
@@ -170,6 +175,48 @@ class UnknownDatasetColumn(Rule):
         if split_given and not keys or (not split_given and len(keys) == 1):
             if key not in info.columns:
                 self._report(node.slice[0], key, info, f"`{self.ctx.code(node)}` fails with \"KeyError: {key!r}\"")
+
+    def _sft_text_field(self, node: cst.Call) -> None:
+        """trl's `SFTTrainer` reads each example's text from the column `dataset_text_field` names (a keyword of
+        the trainer in older trl, of its `SFTConfig` since: `SFTConfig(dataset_text_field="text")`, or set on the
+        parsed config, `args.dataset_text_field = "text"`), unless a `formatting_func` builds the text."""
+        if argument(node, "formatting_func") is not None or has_star_kwargs(node):
+            return
+        found = self._raw_info(argument(node, "train_dataset", 3), node)
+        if found is None:
+            return
+        info = found[0]
+        field = self._text_field(node)
+        key = self.ctx.facts.constant(field, node) if field is not None else None
+        if isinstance(key, str) and key not in info.columns:
+            self._report(field, key, info, f"`SFTTrainer` reads each example's text from `dataset_text_field={key!r}` "
+                         f"and fails with \"KeyError: {key!r}\"")
+
+    def _text_field(self, node: cst.Call) -> cst.BaseExpression | None:
+        """The expression `dataset_text_field` is given for this trainer: its keyword, the `SFTConfig(...)` given as
+        `args` (inline or by name), or the last `args.dataset_text_field = ...` before the trainer."""
+        facts = self.ctx.facts
+        field = keyword(node, "dataset_text_field")
+        if field is not None:
+            return field.value
+        args = argument(node, "args", 1)
+        if isinstance(args, cst.Name):
+            w = facts.where[node]
+            for assign in reversed(facts.index.get("Assign", ())):
+                aw = facts.where[assign]
+                if aw.order >= w.order or aw.function is not w.function:
+                    continue
+                for t in assign.targets:
+                    tgt = t.target
+                    if (isinstance(tgt, cst.Attribute) and tgt.attr.value == "dataset_text_field"
+                            and isinstance(tgt.value, cst.Name) and tgt.value.value == args.value):
+                        return assign.value
+            b = facts.lookup(args.value, node)
+            args = b.value if b is not None else None
+        if isinstance(args, cst.Call) and (facts.callee(args) or "").startswith("trl.") and \
+                (facts.callee(args) or "").endswith(".SFTConfig"):
+            return argument(args, "dataset_text_field")
+        return None
 
     def _anchor(self, node: cst.CSTNode) -> cst.CSTNode:
         return node if node in self.ctx.facts.where else None
@@ -457,6 +504,233 @@ def _mentions(node: cst.CSTNode, name: str) -> bool:
     return any(n.value == name for n in iter_nodes(node, (cst.Name,)))
 
 
+#: calls that return their one positional argument reordered (`X = shuffle(X)`, `x = np.random.permutation(x)`)
+_REORDERING_CALLS = frozenset({"sklearn.utils.shuffle", "numpy.random.permutation", "random.sample"})
+#: methods that return the rows of their receiver in a random order (`df.sample(frac=1)`, `ds.shuffle(seed=0)`)
+_REORDERING_METHODS = frozenset({"sample", "shuffle"})
+#: methods that add elements to a list in place: the list then holds the order of what was added too
+_GROWING = frozenset({"append", "extend", "insert"})
+_BUILTIN_NAMES = frozenset(dir(builtins)) | {"self"}
+
+
+def _var_key(expr) -> str | None:
+    """The variable an expression names: `x`, or `self.x` (an attribute of the instance)."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return "self." + expr.attr.value
+    return None
+
+
+class _RowOrders:
+    """The row order each variable of one function holds, statement by statement (document order).
+
+    A variable read from others holds the orders they had when it was read (`labels = list(df["labels"])`,
+    `names = df["image"].tolist()`, `self.labels = self._prepare_labels()` through the methods of the class);
+    a shuffle (`df = df.sample(frac=1)`, `random.shuffle(files)`, `X = shuffle(X)`) gives the shuffled
+    variable a new order of its sources, while what was read from it before keeps the old one. An order is
+    a pair (source, the shuffle that made it, or None for the order the source was made in). Each variable
+    also keeps the variables it was read from (`lineage`): a copy made to be shuffled and paired with its
+    original (`new = list(nodes); rng.shuffle(new); zip(nodes, new)`, a random relabelling, negatives for a
+    contrastive loss) is not taken from what was shuffled."""
+
+    def __init__(self, rule, nodes: list[cst.CSTNode], methods: dict[str, cst.FunctionDef]) -> None:
+        """``nodes``: the assignments, `for` loops and calls of the function, in document order."""
+        self.rule = rule
+        self.facts = facts = rule.ctx.facts
+        self.methods = methods
+        self.state: dict[str, frozenset] = {}
+        self.lineage: dict[str, frozenset[str]] = {}  # variable -> the variables it was read from
+        self.shuffled: dict[cst.CSTNode, str] = {}  # shuffle call -> the variable it shuffled
+        #: pairing call -> (its arguments, the orders each holds there, the variables each was read from)
+        self.pairings: dict[cst.Call, list[tuple[cst.BaseExpression, frozenset, frozenset]]] = {}
+        self._external = set(facts.imports.names) | _BUILTIN_NAMES
+        for n in nodes:
+            self._step(n)
+
+    # -- statements ------------------------------------------------------------------------
+    def _step(self, n) -> None:
+        if isinstance(n, cst.Call):
+            self._call(n)
+        elif isinstance(n, cst.For):
+            keys: set[str] = set()
+            orders = self.reads(n.iter, keys)
+            for t in iter_nodes(n.target, (cst.Name,)):
+                self.state[t.value] = orders
+                self.lineage[t.value] = frozenset(keys)
+        elif isinstance(n, cst.AugAssign):
+            key = _var_key(n.target)
+            if key is not None:
+                self._grow(key, n.value)
+        elif n.value is not None:
+            targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
+            for t in targets:
+                self._assign(t, n.value, self.facts.where[n].order)
+
+    def _call(self, call: cst.Call) -> None:
+        f = call.func
+        if _pairing_name(self.facts, call) is not None:
+            pairs = self.pairings[call] = []
+            for a in _pairing_args(call):
+                keys: set[str] = set()
+                pairs.append((a, self.reads(a, keys), frozenset(keys)))
+            return
+        if isinstance(f, cst.Attribute) and f.attr.value in _GROWING:
+            key = _var_key(f.value)
+            if key is not None and key in self.state:  # `labels.append(label_of(f))`
+                for a in call.args:
+                    self._grow(key, a.value)
+            return
+        if (self.facts.callee(call) or "") in _INPLACE_SHUFFLES or self.rule._rng_shuffle(call):
+            key = _var_key(argument(call, "x", 0))
+            if key is not None:
+                self._shuffle(key, call)
+
+    def _grow(self, key: str, value) -> None:
+        keys: set[str] = set()
+        self.state[key] = self.get(key) | self.reads(value, keys)
+        self.lineage[key] = self.lineage.get(key, frozenset()) | keys
+
+    def _bind(self, key: str, value, order: int) -> None:
+        keys: set[str] = set()
+        self.state[key] = self.reads(value, keys) or frozenset({(f"{key}#{order}", None)})
+        self.lineage[key] = frozenset(keys)
+
+    def _assign(self, target, value, order: int) -> None:
+        key = _var_key(target)
+        if key is not None:
+            shuffle = self._reordering(key, value)
+            if shuffle is not None:
+                self._shuffle(key, shuffle)
+            else:
+                self._bind(key, value, order)
+            return
+        if isinstance(target, (cst.Tuple, cst.List)):
+            elements = [e.value for e in target.elements]
+            values = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) and \
+                len(value.elements) == len(elements) else None
+            joint = self._joint_shuffle(value, len(elements))
+            for i, t in enumerate(elements):
+                k = _var_key(t)
+                if joint is not None and k is not None:  # `X, y = shuffle(X, y)`: one order for both
+                    self.state[k] = frozenset((src, value) for src, _ in self.reads(joint[i]))
+                    self.shuffled[value] = k
+                elif values is not None:
+                    self._assign(t, values[i], order)
+                elif k is not None:
+                    self._bind(k, value, order)
+            return
+        if isinstance(target, cst.Subscript):  # `labels[i] = ...`
+            key = _var_key(target.value)
+            if key is not None and key in self.state:
+                self._grow(key, value)
+
+    def _shuffle(self, key: str, node: cst.CSTNode) -> None:
+        self.state[key] = frozenset((src, node) for src, _ in self.get(key))
+        self.shuffled[node] = key
+
+    def _reordering(self, key: str, value) -> cst.Call | None:
+        """The call that makes `value` the rows of `key` reordered: `key.sample(frac=1).reset_index(drop=True)`,
+        `shuffle(key)`, `np.random.permutation(key)`."""
+        if not isinstance(value, cst.Call):
+            return None
+        if (self.facts.callee(value) or "") in _REORDERING_CALLS:
+            pos = positional(value)
+            return value if len(pos) >= 1 and _var_key(pos[0].value) == key and (
+                len(pos) == 1 or self.facts.callee(value) == "random.sample") else None
+        e, found = value, None
+        while _var_key(e) is None:  # down the method chain to its receiver
+            if isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute):
+                if e.func.attr.value in _REORDERING_METHODS:
+                    found = e
+                e = e.func.value
+            elif isinstance(e, (cst.Subscript, cst.Attribute)):
+                e = e.value
+            else:
+                return None
+        return found if found is not None and _var_key(e) == key else None
+
+    def _joint_shuffle(self, value, n: int) -> list | None:
+        """`shuffle(X, y)`: the arrays shuffled together, one per target."""
+        if isinstance(value, cst.Call) and (self.facts.callee(value) or "") == "sklearn.utils.shuffle":
+            pos = positional(value)
+            if len(pos) == n:
+                return [a.value for a in pos]
+        return None
+
+    # -- expressions -----------------------------------------------------------------------
+    def get(self, key: str) -> frozenset:
+        return self.state.get(key) or frozenset({(key, None)})
+
+    def reads(self, expr, keys: set[str] | None = None) -> frozenset:
+        """The orders an expression holds: those of every variable it reads (a method of the class called on
+        `self` reads what its body reads); imported names, builtins and called functions hold none. ``keys``
+        collects the variables read, and those they were read from."""
+        out: set = set()
+        stack = [expr]
+        while stack:
+            e = stack.pop()
+            key = _var_key(e)
+            if key is not None:
+                if key not in self._external:
+                    out |= self.get(key)
+                    if keys is not None:
+                        keys.add(key)
+                        keys |= self.lineage.get(key, frozenset())
+                continue
+            if isinstance(e, cst.Call):
+                f = e.func
+                if isinstance(f, cst.Attribute) and _var_key(f) is not None and f.attr.value in self.methods:
+                    out |= self._method_reads(f.attr.value, frozenset({f.attr.value}), keys)
+                elif not isinstance(f, cst.Name):
+                    stack.append(f)
+                stack.extend(a.value for a in e.args)
+            elif isinstance(e, cst.Attribute):
+                stack.append(e.value)
+            elif isinstance(e, cst.Arg):
+                stack.append(e.value)  # not the keyword's name
+            elif not isinstance(e, (cst.Lambda, cst.FunctionDef)):
+                stack.extend(e.children)
+        return frozenset(out)
+
+    def _method_reads(self, name: str, seen: frozenset, keys: set[str] | None) -> frozenset:
+        out = frozenset()
+        for node in iter_nodes(self.methods[name].body, (cst.Attribute, cst.Call)):
+            if isinstance(node, cst.Call):
+                f = node.func
+                if isinstance(f, cst.Attribute) and _var_key(f) is not None and f.attr.value in self.methods \
+                        and f.attr.value not in seen:
+                    out |= self._method_reads(f.attr.value, seen | {f.attr.value}, keys)
+                continue
+            key = _var_key(node)
+            if key is not None and key in self.state:
+                out |= self.state[key]
+                if keys is not None:
+                    keys.add(key)
+                    keys |= self.lineage.get(key, frozenset())
+        return out
+
+    # -- misalignment ----------------------------------------------------------------------
+    def split(self, a: frozenset, b: frozenset) -> tuple[cst.CSTNode, bool] | None:
+        """The shuffle that puts one of two values in a new order of a source the other holds in the order
+        the source was made in (each in that one order only): (the shuffle, whether `b` is the shuffled one)."""
+        va: dict = {}
+        vb: dict = {}
+        for src, v in a:
+            va.setdefault(src, set()).add(v)
+        for src, v in b:
+            vb.setdefault(src, set()).add(v)
+        for src in sorted(va.keys() & vb.keys()):
+            x, y = va[src], vb[src]
+            if len(x) == 1 and len(y) == 1 and x != y:
+                (x,), (y,) = x, y
+                if x is None:
+                    return y, True
+                if y is None:
+                    return x, False
+        return None
+
+
 @register
 class MisalignedLabels(Rule):
     """Features and labels that no longer line up: one of two parallel arrays shuffled on its own, or
@@ -466,11 +740,12 @@ class MisalignedLabels(Rule):
     name = "misaligned-labels"
     severity = Severity.ERROR
     # a pairing call, and (a lone shuffle — named shuffle/permutation/sample, from `random`, `numpy.random`
-    # or `sklearn` — or an unsorted listing): (S and R) or L is (S or L) and (R or L)
-    # (a `Dataset` class indexing two listings with one index: `__getitem__`, and a listing word)
+    # or `sklearn`, or a table's own `.sample(frac=1)` / `.shuffle()` — or an unsorted listing):
+    # (S and (R or sample or shuffle)) or L is (S or L) and (R or sample or shuffle or L)
+    # (a `Dataset` class indexing two listings, or two columns of a table, with one index: `__getitem__`)
     gate = ((*sorted(_PAIRING), "__getitem__"),
             ("shuffle", "permutation", "sample", *_LISTING_WORDS),
-            ("random", "sklearn", *_LISTING_WORDS))
+            ("random", "sklearn", "sample", "shuffle", *_LISTING_WORDS))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         """A dataset class that lists two directories without sorting (`self.features = os.listdir(a)`,
@@ -479,6 +754,7 @@ class MisalignedLabels(Rule):
         init = methods.get("__init__")
         if init is None:
             return
+        self._pairs_copied_before_shuffle(methods, init)
         listings: dict[str, cst.Call] = {}
         for assign in iter_nodes(init.body, (cst.Assign,)):
             for t in assign.targets:
@@ -528,10 +804,118 @@ class MisalignedLabels(Rule):
                 return
 
     def visit_Call(self, node: cst.Call) -> None:
-        facts = self.ctx.facts
-        kind = _pairing_name(facts, node)
+        kind = _pairing_name(self.ctx.facts, node)
         if kind is None:
             return
+        self._lone_shuffle_or_listing(node, kind)
+        self._copied_before_shuffle(node, kind)
+
+    def report(self, node, message: str, **kwargs) -> None:
+        """One finding per shuffle or listing, whichever pairing shows it."""
+        done = self.__dict__.setdefault("_reported", set())
+        if node not in done:
+            done.add(node)
+            super().report(node, message, **kwargs)
+
+    # -- a column copied out before its table is shuffled ------------------------------------
+    def _orders(self, scope, methods=None) -> _RowOrders | None:
+        """The row orders of one function (None when it shuffles nothing: nothing can be out of order)."""
+        memo = self.__dict__.setdefault("_orders_memo", {})
+        if scope not in memo:
+            nodes, shuffles = self._scope_nodes().get(scope, ([], False))
+            memo[scope] = _RowOrders(self, nodes, methods or {}) if shuffles else None
+        return memo[scope]
+
+    def _scope_nodes(self) -> dict:
+        """function → (its assignments, `for` loops and calls in document order, whether one of its calls is
+        named like a shuffle): one pass over the file."""
+        memo = self.__dict__.get("_scopes_memo")
+        if memo is None:
+            facts = self.ctx.facts
+            memo = self._scopes_memo = {}
+            for kind in ("Assign", "AnnAssign", "AugAssign", "For", "Call"):
+                for n in facts.index.get(kind, ()):
+                    entry = memo.setdefault(facts.where[n].function, ([], [False]))
+                    entry[0].append(n)
+                    if kind == "Call" and not entry[1][0]:
+                        f = n.func
+                        name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+                        entry[1][0] = name in ("shuffle", "sample", "permutation")
+            for scope, (nodes, flag) in list(memo.items()):
+                nodes.sort(key=lambda n: facts.where[n].order)
+                memo[scope] = (nodes, flag[0])
+        return memo
+
+    def _copied_before_shuffle(self, node: cst.Call, kind: str) -> None:
+        """`labels = list(df["label"])`, then `df = df.sample(frac=1)`, then `zip(df["text"], labels)`: the
+        labels keep the order the table had before the shuffle, the texts take the new one."""
+        facts = self.ctx.facts
+        scope = facts.where[node].function
+        methods = {}
+        cls = facts.where[node].inside(cst.ClassDef)
+        if cls is not None and isinstance(scope, cst.FunctionDef):
+            methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
+        orders = self._orders(scope, methods)
+        args = orders.pairings.get(node, []) if orders is not None else []
+        for i, (a, oa, ka) in enumerate(args):
+            for b, ob, kb in args[i + 1:]:
+                found = orders.split(oa, ob)
+                if found is not None and orders.shuffled.get(found[0]) in (ka if found[1] else kb):
+                    shuffle, b_newer = found
+                    old, new = (a, b) if b_newer else (b, a)
+                    self._report_copied(orders, shuffle, self.ctx.code(old), self.ctx.code(new),
+                                        f"`{kind}(...)` pairs them example by example")
+                    return
+
+    def _pairs_copied_before_shuffle(self, methods: dict, init: cst.FunctionDef) -> None:
+        """A dataset class whose `__init__` copies a column out of its table, shuffles the table, reads another
+        column, and whose `__getitem__` indexes both with one index (`self.img_names[idx]`, `self.labels[idx]`)."""
+        for name, method in methods.items():
+            if name != "__getitem__":
+                continue
+            by_index: dict[str, list[str]] = {}
+            for sub in iter_nodes(method.body, (cst.Subscript,)):
+                v = sub.value
+                if isinstance(v, cst.Attribute) and v.attr.value == "iloc":  # `self.data.iloc[idx]`
+                    v = v.value
+                key = _var_key(v)
+                if not (key and key.startswith("self.") and len(sub.slice) == 1
+                        and isinstance(sub.slice[0].slice, cst.Index) and isinstance(sub.slice[0].slice.value, cst.Name)):
+                    continue
+                keys = by_index.setdefault(sub.slice[0].slice.value.value, [])
+                if key not in keys:
+                    keys.append(key)
+            for idx, keys in by_index.items():
+                if len(keys) < 2:
+                    continue
+                orders = self._orders(init, methods)
+                if orders is None:
+                    return
+                for i, a in enumerate(keys):
+                    if a not in orders.state:
+                        continue
+                    for b in keys[i + 1:]:
+                        found = orders.split(orders.state[a], orders.state[b]) if b in orders.state else None
+                        if found is not None and orders.shuffled.get(found[0]) in orders.lineage.get(
+                                a if found[1] else b, frozenset()):
+                            shuffle, b_newer = found
+                            old, new = (a, b) if b_newer else (b, a)
+                            self._report_copied(orders, shuffle, old, new,
+                                                f"`{name}` pairs `{old}[{idx}]` with `{new}[{idx}]`")
+                            return
+
+    def _report_copied(self, orders: _RowOrders, shuffle: cst.CSTNode, old: str, new: str, pairing: str) -> None:
+        table = orders.shuffled.get(shuffle, "the data")
+        self.report(
+            shuffle,
+            f"`{self.ctx.code(shuffle)}` reorders `{table}` after `{old}` was taken from it, and {pairing}: `{old}` "
+            f"keeps the old row order and `{new}` follows the new one, so every example gets the label of another "
+            "row — the loss plateaus at chance level",
+            hint=f"shuffle `{table}` before taking anything out of it (or take `{old}` again after the shuffle)",
+        )
+
+    def _lone_shuffle_or_listing(self, node: cst.Call, kind: str) -> None:
+        facts = self.ctx.facts
         names = [e for e in _pairing_args(node) if isinstance(e, cst.Name)]
         if len(names) < 2 or len({n.value for n in names}) != len(names):
             return
@@ -799,6 +1183,60 @@ def _trains(facts) -> bool:
     return False
 
 
+#: Lightning strategies that start their processes from the running one (each gets the objects of the
+#: parent, pickled or forked): only the hooks the trainer calls (`setup()`, the `*_dataloader()` methods) run
+#: again in every process
+_SPAWNING = ("spawn", "fork", "notebook")
+
+
+def _lightning_processes(facts) -> str | None:
+    """How a Lightning `Trainer(...)` (or `Fabric(...)`) of the file runs as several processes: `"script"`
+    when each process runs the script again (`strategy="ddp"`, `"fsdp"`, `"deepspeed"`, a strategy object,
+    or several devices or nodes as literals with Lightning 2's automatic strategy: `devices=4`,
+    `devices=-1`, `devices=[0, 1]`, `num_nodes=2`); `"hooks"` when the processes are spawned or forked
+    (`strategy="ddp_spawn"`; PyTorch Lightning 1.x's default for `gpus=2`), which run again only the
+    hooks the trainer calls; None for one process (`strategy="dp"`, a device count that is not a literal:
+    `devices=args.gpus` may be 1)."""
+    found = None
+    for call in facts.index.get("Call", ()):
+        qn = facts.callee(call) or ""
+        if not (qn.startswith(("lightning.", "pytorch_lightning.")) and qn.endswith((".Trainer", ".Fabric"))):
+            continue
+        strategy = argument(call, "strategy")
+        if strategy is None and qn.startswith("pytorch_lightning."):  # PyTorch Lightning 1.x: `accelerator="ddp"`
+            strategy = argument(call, "distributed_backend") or argument(call, "accelerator")
+            if not (isinstance(literal(strategy), str) and literal(strategy).startswith("ddp")):
+                strategy = None
+        name = literal(strategy) if strategy is not None else None
+        if isinstance(name, str):
+            if name == "dp":
+                continue  # DataParallel: one process
+            if name not in ("auto", "single_device", "single_tpu", "single_xla"):
+                if not any(w in name for w in _SPAWNING):
+                    return "script"
+                found = "hooks"
+                continue
+        elif isinstance(strategy, cst.Call):  # `strategy=DDPStrategy(...)`; not `SingleDeviceStrategy(...)`
+            made = (dotted(strategy.func) or "").rsplit(".", 1)[-1]
+            if made.endswith("Strategy") and not made.startswith(("SingleDevice", "DataParallel")):
+                start = literal(argument(strategy, "start_method"))
+                spawned = any(w in start for w in _SPAWNING) if isinstance(start, str) else "Spawn" in made
+                if not spawned:
+                    return "script"
+                found = "hooks"
+                continue
+        for kw in ("devices", "gpus", "num_nodes", "num_processes", "tpu_cores"):
+            arg = argument(call, kw)
+            v = literal(arg) if arg is not None else None
+            if (isinstance(v, int) and not isinstance(v, bool) and (v > 1 or v == -1)) or v == "-1" or (
+                    isinstance(v, (list, tuple)) and len(v) > 1):
+                if qn.startswith("pytorch_lightning.") or kw == "tpu_cores":
+                    found = "hooks"  # the version decides: PyTorch Lightning 1.x spawns
+                    break
+                return "script"
+    return found
+
+
 def _runs_its_definitions(facts) -> bool:
     """The module runs what it defines: a `__main__` guard, or code outside any function or class that calls
     a function or instantiates a class of the file (`main()`, `trainer = MyTrainer(...)`). A module of
@@ -821,7 +1259,7 @@ def _runs_its_definitions(facts) -> bool:
 @register
 class UnseededMultiprocessData(Rule):
     """Unseeded randomness in the data preparation of a script that runs as several processes
-    (accelerate, torchrun): each process builds different data."""
+    (accelerate, torchrun, Lightning DDP): each process builds different data."""
 
     code = "TL105"
     name = "unseeded-multiprocess-data"
@@ -853,7 +1291,7 @@ class UnseededMultiprocessData(Rule):
             what = f"`{self.ctx.code(node.func)}()` without `seed=`"
         if qn in ("torch.utils.data.random_split", "torch.randperm") and keyword(node, "generator") is not None:
             return
-        if not self._multiprocess() or source in self._seeds():
+        if not (self._multiprocess() or self._lightning_runs(node)) or source in self._seeds():
             return
         if (fn is not None or facts.where[node].inside(cst.ClassDef) is not None) and not self._runs_definitions():
             return  # a function of a module that only defines: its caller runs (and seeds) it
@@ -862,11 +1300,12 @@ class UnseededMultiprocessData(Rule):
                if per_rank is not None else f"the unseeded global {source} generator")
         self.report(
             node.func,
-            f"{what} draws from {how}, in a script that runs as several processes (accelerate/torchrun): each "
-            "process shuffles or splits the data differently, so processes train on overlapping examples and "
-            "examples of the validation split leak into training",
+            f"{what} draws from {how}, in a script that runs as several processes (accelerate, torchrun, a "
+            "multi-device Lightning Trainer): each process shuffles or splits the data differently, so processes "
+            "train on overlapping examples and examples of the validation split leak into training",
             hint="seed every process the same before preparing data: `accelerate.utils.set_seed(42)` (or "
-            "`transformers.set_seed(42)`), or pass `seed=`/`random_state=`",
+            "`transformers.set_seed(42)`, Lightning's `seed_everything(42)`), or pass `seed=`/`random_state=`/"
+            "`generator=torch.Generator().manual_seed(42)`",
         )
 
     def _dataset_shuffle(self, node: cst.Call) -> str | None:
@@ -906,6 +1345,37 @@ class UnseededMultiprocessData(Rule):
             )
         return self._multi
 
+    def _lightning_runs(self, node: cst.Call) -> bool:
+        """A Lightning `Trainer` of the script runs several processes, and each of them makes this draw: anywhere
+        when each process runs the script (`strategy="ddp"`), only in the hooks the trainer calls (a data module's
+        `setup()`) when the processes are spawned. Not in `prepare_data()` (one process per node) nor in
+        `__init__` of a spawned run (the objects come from the parent). A notebook runs its cells once."""
+        memo = self.__dict__.get("_lightning_memo", 0)
+        if memo == 0:
+            facts = self.ctx.facts
+            memo = self._lightning_memo = None if self.ctx.filename.endswith(".ipynb") or not _trains(facts) \
+                else _lightning_processes(facts)
+        if memo is None:
+            return False
+        w = self.ctx.facts.where[node]
+        fn = w.function
+        method = fn.name.value if isinstance(fn, cst.FunctionDef) and w.inside(cst.ClassDef) is not None else None
+        if method == "prepare_data":
+            return False
+        return memo == "script" or (method not in (None, "__init__") and self._lightning_class(w.inside(cst.ClassDef)))
+
+    def _lightning_class(self, cls: cst.ClassDef) -> bool:
+        """A class whose bases come from Lightning (`pl.LightningDataModule`, a local subclass of one): the
+        trainer calls its hooks in each process."""
+        facts = self.ctx.facts
+        for arg in cls.bases:
+            qn = facts.qualname(arg.value) or ""
+            v = facts.value_of(arg.value, cls) if isinstance(arg.value, cst.Name) and not qn else None
+            bases = [qn] + list(getattr(v, "bases", ()))
+            if any(b.startswith(("lightning.", "pytorch_lightning.")) for b in bases):
+                return True
+        return False
+
     def _runs_definitions(self) -> bool:
         memo = self.__dict__.get("_runs_memo")
         if memo is None:
@@ -934,6 +1404,10 @@ class UnseededMultiprocessData(Rule):
             facts = self.ctx.facts
             graph = call_graph(facts)
             memo = self._seeder_memo = [c for c in facts.calls_to(*_SEEDERS) if graph.target(c) is None]
+            for call in facts.method_calls("seed_everything"):  # `fabric.seed_everything(42)`
+                v = facts.value_of(call.func.value, call)
+                if isinstance(v, CallValue) and v.qualname.startswith("lightning") and v.qualname.endswith(".Fabric"):
+                    memo.append(call)
             known = set(memo)
             for call in facts.index.get("Call", ()):
                 qn = facts.callee(call) or ""

@@ -509,23 +509,58 @@ class UnpaddableColumns(Rule):
         if fn is None:
             return
         kept = set(_FORWARD_ARGS)
+        forward = _own_forward(facts, model)
+        if forward is not None:  # a model class of the file: the Trainer keeps what its `forward` takes
+            params = forward.params
+            if isinstance(params.star_kwarg, cst.Param):
+                return
+            kept |= {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        owner = model.cls if forward is None else self.ctx.code(model.call.func.value)
         ln = keyword(targs, "label_names")
         if ln is not None:
             names = facts.constant(ln.value, targs)
             if not isinstance(names, list):
                 return
             kept |= {n for n in names if isinstance(n, str)}
+        made: set[str] | None = None  # the columns the data's own `.map` functions add (computed when needed)
         for sub, key in _example_reads(fn):
-            if key not in kept and key in _RAW_COLUMNS:
-                self.report(
-                    sub,
-                    f"the data collator reads the column {key!r}, but the Trainer first drops every column that "
-                    f"`{model.cls}.forward` does not take (`remove_unused_columns=True` by default): the first batch "
-                    f"fails with \"KeyError: {key!r}\"",
-                    hint="pass `TrainingArguments(..., remove_unused_columns=False)` (and drop the columns the model "
-                    "does not take inside the collator)",
-                )
-                return
+            if key in kept:
+                continue
+            what = ""
+            if key not in _RAW_COLUMNS:
+                if made is None:
+                    made = self._made_columns(node, model)
+                if key not in made:
+                    continue
+                what = " that the dataset's `.map` adds"
+            self.report(
+                sub,
+                f"the data collator reads the column {key!r}{what}, but the Trainer first drops every column that "
+                f"`{owner}.forward` does not take (`remove_unused_columns=True` by default): the first batch "
+                f"fails with \"KeyError: {key!r}\"",
+                hint="pass `TrainingArguments(..., remove_unused_columns=False)` (and drop the columns the model "
+                "does not take inside the collator)",
+            )
+            return
+
+    def _made_columns(self, trainer: cst.Call, model) -> set[str]:
+        """The columns the `.map` functions of the Trainer's datasets write (`out["word_ids"] = ...`) and nothing
+        removes afterwards; empty when the model's `forward` is its own code (`trust_remote_code`), the Trainer is a
+        subclass of the file that changes how columns are removed, or anything may change the columns in place."""
+        facts = self.ctx.facts
+        remote = keyword(model.call, "trust_remote_code") if model.call is not None else None
+        if remote is not None and facts.constant(remote.value, model.call) is not False:
+            return set()
+        cls = facts.value_of(trainer.func, trainer) if isinstance(trainer.func, cst.Name) else None
+        if cls is not None and isinstance(cls.node, cst.ClassDef) and any(
+                isinstance(st, cst.FunctionDef) and st.name.value in _COLUMN_REMOVING_HOOKS for st in cls.node.body.body):
+            return set()
+        if any(next(facts.method_calls(m), None) is not None for m in _INPLACE_FORMAT):
+            return set()
+        made: set[str] = set()
+        for expr in (argument(trainer, "train_dataset", 3), argument(trainer, "eval_dataset", 4)):
+            made |= _columns_written_by_maps(facts, expr, trainer)
+        return made
 
     def _collator_function(self, expr, at) -> cst.FunctionDef | cst.Lambda | None:
         facts = self.ctx.facts
@@ -538,15 +573,100 @@ class UnpaddableColumns(Rule):
         b = facts.lookup(call.func.value, at)
         if b is None or not isinstance(b.value, cst.ClassDef):
             return None
-        for stmt in b.value.body.body:
-            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__call__":
-                return stmt
+        methods = {stmt.name.value: stmt for stmt in b.value.body.body if isinstance(stmt, cst.FunctionDef)}
+        # `__call__`, or the `torch_call` of a subclass of a transformers collator (its `__call__` calls it)
+        return methods.get("__call__") or methods.get("torch_call")
+
+
+def _own_forward(facts, model) -> cst.FunctionDef | None:
+    """The `forward` of a model class of the file (`class Model(BertPreTrainedModel)` loaded with
+    `Model.from_pretrained(...)`)."""
+    call = model.call
+    if call is None or not isinstance(call.func, cst.Attribute) or not isinstance(call.func.value, cst.Name):
         return None
+    cls = facts.value_of(call.func.value, call)
+    node = getattr(cls, "node", None)
+    if not isinstance(node, cst.ClassDef):
+        return None
+    for st in node.body.body:
+        if isinstance(st, cst.FunctionDef) and st.name.value == "forward":
+            return st
+    return None
 
 
-def _example_reads(fn) -> list[tuple[cst.Subscript, str]]:
-    """`f["key"]` reads where `f` iterates the collator's list of examples (its first parameter, after
-    `self`)."""
+#: `Trainer` methods that decide which columns reach the collator: a subclass overriding one may keep them
+_COLUMN_REMOVING_HOOKS = frozenset({"_remove_unused_columns", "_set_signature_columns_if_needed",
+                                    "_get_collator_with_removed_columns", "get_train_dataloader"})
+
+
+def _columns_written_by_maps(facts, expr, at) -> set[str]:
+    """The columns that the `.map` functions along the dataset chain of ``expr`` write into the examples they
+    return (`result["word_ids"] = ...`, `return {"word_ids": ...}`) and no later step removes; empty when a
+    step may choose the columns in a way not followed (`select_columns`, `set_format`, `with_transform`)."""
+    if expr is None:
+        return set()
+    chain = dataset_chain(facts, expr, at, any_origin=True)
+    if chain is None:
+        return set()
+    made: set[str] = set()
+    for step in chain[1]:
+        if step.kind != "method":
+            continue
+        call = step.node
+        if step.name == "remove_columns":
+            cols = facts.constant(argument(call, "column_names", 0), call)
+            cols = [cols] if isinstance(cols, str) else cols
+            if not isinstance(cols, list):
+                return set()
+            made -= set(cols)
+        elif step.name in _COLUMN_CHOOSING or has_star_kwargs(call):
+            return set()
+        elif step.name == "map":
+            removed = keyword(call, "remove_columns")
+            if removed is not None:
+                cols = facts.constant(removed.value, call)
+                cols = [cols] if isinstance(cols, str) else cols
+                made = made - set(cols) if isinstance(cols, list) else set()
+            fn = facts.function_def(argument(call, "function", 0), call)
+            if isinstance(fn, cst.FunctionDef):
+                made |= _written_keys(facts, fn)
+            elif isinstance(fn, cst.Lambda) and isinstance(fn.body, cst.Dict):
+                made |= _dict_keys(fn.body)
+    return made
+
+
+def _dict_keys(d: cst.Dict) -> set[str]:
+    return {k for el in d.elements if isinstance(el, cst.DictElement) and isinstance(k := literal(el.key), str)}
+
+
+def _written_keys(facts, fn: cst.FunctionDef) -> set[str]:
+    """The string keys a map function writes into the example (batch) it returns: the keys of a returned dict
+    literal, or `r["key"] = ...` on the name `r` it returns."""
+    keys: set[str] = set()
+    names: set[str] = set()
+    for ret in iter_nodes(fn.body, (cst.Return,)):
+        w = facts.where.get(ret)
+        if w is None or w.function is not fn or ret.value is None:
+            continue
+        if isinstance(ret.value, cst.Dict):
+            keys |= _dict_keys(ret.value)
+        elif isinstance(ret.value, cst.Name):
+            names.add(ret.value.value)
+    if names:
+        for assign in iter_nodes(fn.body, (cst.Assign,)):
+            for t in assign.targets:
+                tgt = t.target
+                if (isinstance(tgt, cst.Subscript) and isinstance(tgt.value, cst.Name) and tgt.value.value in names
+                        and len(tgt.slice) == 1 and isinstance(tgt.slice[0].slice, cst.Index)):
+                    key = literal(tgt.slice[0].slice.value)
+                    if isinstance(key, str):
+                        keys.add(key)
+    return keys
+
+
+def _example_reads(fn) -> list[tuple[cst.CSTNode, str]]:
+    """`f["key"]` and `f.pop("key")` reads where `f` iterates the collator's list of examples (its first
+    parameter, after `self`): both fail with `KeyError` when the column is missing."""
     params = [p.name.value for p in fn.params.params] if fn.params else []
     if params and params[0] == "self":
         params = params[1:]
@@ -559,7 +679,16 @@ def _example_reads(fn) -> list[tuple[cst.Subscript, str]]:
         if isinstance(it, cst.Name) and it.value == batch and isinstance(node.target, cst.Name):
             loop_vars.add(node.target.value)
     out = []
-    for sub in iter_nodes(fn.body, (cst.Subscript,)):
+    for sub in iter_nodes(fn.body, (cst.Subscript, cst.Call)):
+        if isinstance(sub, cst.Call):  # `f.pop("key")` without a default
+            f = sub.func
+            if (isinstance(f, cst.Attribute) and f.attr.value == "pop" and isinstance(f.value, cst.Name)
+                    and f.value.value in loop_vars and len(sub.args) == 1 and sub.args[0].keyword is None
+                    and not sub.args[0].star):
+                key = literal(sub.args[0].value)
+                if isinstance(key, str):
+                    out.append((sub, key))
+            continue
         if (isinstance(sub.value, cst.Name) and sub.value.value in loop_vars and len(sub.slice) == 1
                 and isinstance(sub.slice[0].slice, cst.Index)):
             key = literal(sub.slice[0].slice.value)
@@ -855,7 +984,8 @@ class EvalLoaderShuffled(Rule):
         if ds is None:
             return
         shown = self.ctx.code(ds)
-        if not _EVAL_NAME.search(shown) or _TRAIN_NAME.search(shown):
+        split = self._train_flag(ds)
+        if split is True or (split is None and (not _EVAL_NAME.search(shown) or _TRAIN_NAME.search(shown))):
             return
         sh = argument(node, "shuffle", 2)
         if sh is None or facts.constant(sh, node) is not True:
@@ -867,6 +997,16 @@ class EvalLoaderShuffled(Rule):
             "results vary between runs",
             hint="drop `shuffle=True` for evaluation and test loaders",
         )
+
+    @staticmethod
+    def _train_flag(ds: cst.BaseExpression) -> bool | None:
+        """The split a dataset built in place names with a `train=` flag (torchvision's
+        `MNIST(root, train=False)`: the test split); None when it has none."""
+        if isinstance(ds, cst.Call):
+            flag = literal(argument(ds, "train"))
+            if isinstance(flag, bool):
+                return flag
+        return None
 
 
 @register

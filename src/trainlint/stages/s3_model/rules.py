@@ -10,11 +10,14 @@ from trainlint import codemod, knowledge
 from trainlint.facts import (
     TRAINER_WORDS,
     TRAINING_ARGS_CLASSES,
+    UNKNOWN,
+    ClassValue,
     DatasetValue,
     ModelValue,
     TFDatasetValue,
     argument,
     dotted,
+    given,
     has_star_kwargs,
     iter_nodes,
     keyword,
@@ -78,6 +81,8 @@ class MissingNumLabels(Rule):
         given_arg = keyword(node, "num_labels")
         if given_arg is None and _saved_here(self.ctx, node):
             return  # the script's own saved model: it has the script's head
+        if given_arg is None and self._reloaded_without_count(node, value):
+            return
         if given_arg is None and not _model_trained(self.ctx, node) and not (
                 isinstance(value.checkpoint, str) and _BASE_CHECKPOINT.search(value.checkpoint)):
             return  # a classifier loaded and not trained: a fine-tuned checkpoint used with its own head
@@ -144,6 +149,59 @@ class MissingNumLabels(Rule):
                 severity=Severity.WARNING,
                 fix=self._set_fix(given_arg, expected),
             )
+
+    def _reloaded_without_count(self, node: cst.Call, value: ModelValue) -> bool:
+        """The weights of a classifier this file trains with `num_labels=N` (N not 2) are loaded back into a new
+        model of the same class built without it (`state_dict=` of `from_pretrained`, or its `load_state_dict`):
+        the new head has the default 2 outputs. True when reported."""
+        facts = self.ctx.facts
+        weights = keyword(node, "state_dict")
+        if weights is None:
+            for c in facts.method_calls("load_state_dict"):
+                if c.args and _resolves_to(self.ctx, c.func.value, c, node):
+                    weights = c
+                    break
+        if weights is None or _saved_here(self.ctx, node):
+            return False
+        order = facts.where[node].order
+        for call in facts.index.get("Call", ()):
+            if call is node or facts.where[call].order > order:
+                continue
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained"):
+                continue
+            count = keyword(call, "num_labels")
+            if count is None:
+                continue
+            other = facts.value_of(call)
+            if not isinstance(other, ModelValue) or other.qualname != value.qualname:
+                continue
+            n = facts.constant(count.value, call)
+            known = isinstance(n, int) and not isinstance(n, bool)
+            if (known and n == 2) or (not known and n is not UNKNOWN):
+                continue
+            if not _model_trained(self.ctx, call):
+                continue
+            code = self.ctx.code(count.value)
+            fix = None
+            if known or (isinstance(count.value, cst.Name) and facts.lookup(count.value.value, node)
+                         is facts.lookup(count.value.value, call)):
+                fix = self.ctx.fix(Applicability.UNSAFE, f"Pass `num_labels={code}`",
+                                   codemod.add_keyword(self.ctx, node, "num_labels", code))
+            how = "`state_dict=`" if isinstance(weights, cst.Arg) else "`load_state_dict`"
+            self.report(
+                node.func,
+                f"`{value.cls}.from_pretrained` without `num_labels` builds a head with the default 2 outputs, but the "
+                f"`{value.cls}` this file trains has `num_labels={code}`: "
+                + ("" if known else f"unless `{code}` is 2, ")
+                + f"its trained weights loaded here ({how}) do not fit the head (a size-mismatch error, or a head "
+                "left untrained and \"IndexError: Target 2 is out of bounds\" on the labels)",
+                hint=f"pass the same `num_labels={code}` when loading the trained weights",
+                severity=Severity.ERROR if known else Severity.WARNING,
+                fix=fix,
+            )
+            return True
+        return False
 
     def _set_fix(self, given_arg: cst.Arg, expected: int):
         return self.ctx.fix(Applicability.UNSAFE, f"Set `num_labels={expected}`",
@@ -376,9 +434,11 @@ class HeadTaskMismatch(Rule):
     name = "head-task-mismatch"
     severity = Severity.ERROR
     #: the model goes to a Trainer (or a subclass) or a Keras `fit` with a known hub dataset (`datasets` or
-    #: TensorFlow Datasets)
-    gate = (("from_pretrained", "from_config"), ("*ForSequenceClassification", "*ForTokenClassification"),
-            (*TRAINER_WORDS, "fit"), ("load_dataset", "tensorflow_datasets"))
+    #: TensorFlow Datasets); or a language-modelling head goes to a Trainer with a `Dataset` class of the file
+    gate = (("from_pretrained", "from_config"),
+            ("*ForSequenceClassification", "*ForTokenClassification", "*ForMaskedLM", "*ForCausalLM", "*WithLMHead",
+             "*LMHeadModel"),
+            (*TRAINER_WORDS, "fit"), ("load_dataset", "tensorflow_datasets", "__getitem__"))
 
     _HEADS_FOR_TASK = {
         "sequence-classification": "AutoModelForSequenceClassification",
@@ -393,6 +453,9 @@ class HeadTaskMismatch(Rule):
         if not (isinstance(func, cst.Attribute) and func.attr.value in ("from_pretrained", "from_config")):
             return
         value = self.ctx.facts.value_of(node)
+        if isinstance(value, ModelValue) and (value.head in _LM_HEADS or value.cls.endswith("WithLMHead")):
+            self._lm_head_on_class_ids(node, value)
+            return
         if not isinstance(value, ModelValue) or value.head not in ("sequence-classification", "token-classification"):
             return
         info = _trained_dataset(self.ctx, node)
@@ -417,6 +480,205 @@ class HeadTaskMismatch(Rule):
             return
         self.report(func, f"head-task mismatch: {symptom}",
                     hint=f"use the head of the task: `{self._HEADS_FOR_TASK.get(info.task, 'the matching head')}`")
+
+    def _lm_head_on_class_ids(self, node: cst.Call, value: ModelValue) -> None:
+        """A language-modelling head (one prediction per token) given to a `Trainer` whose training examples
+        (a `Dataset` class of the file) carry one class id each as their label."""
+        facts = self.ctx.facts
+        for call in facts.trainer_calls():
+            m = facts.value_of(argument(call, "model", 0), call)
+            if not (isinstance(m, ModelValue) and m.call is node) or given(call, "data_collator", 2) is not None:
+                continue  # a collator of its own may build the token labels
+            cls = facts.value_of(call.func, call) if isinstance(call.func, cst.Name) else None
+            if isinstance(cls, ClassValue) and isinstance(cls.node, cst.ClassDef) and any(
+                    isinstance(st, cst.FunctionDef) and st.name.value in ("compute_loss", "training_step")
+                    for st in cls.node.body.body):
+                continue  # a loss of its own (a verbalizer reading the LM logits at one position, ...)
+            data = argument(call, "train_dataset", 3)
+            found = _example_class_ids(facts, data, call)
+            if found is None:
+                continue
+            self.report(
+                node.func,
+                f"head-task mismatch: `{value.cls}` is a language-modelling head (it predicts a token at every "
+                f"position, and its loss wants token ids as labels), but each example of `{self.ctx.code(data)}` has "
+                f"one class id as its `{found}`: the loss fails with \"ValueError: Expected input batch_size "
+                "(4096) to match target batch_size (32)\"",
+                hint="use the head of the task: `AutoModelForSequenceClassification` (with `num_labels`)",
+            )
+            return
+
+
+#: the heads that predict a token at every position (`AutoModelWithLMHead` is either, by checkpoint)
+_LM_HEADS = ("masked-lm", "causal-lm")
+#: calls that turn one value into a tensor or an array of the same content
+_TENSOR_WRAPPERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.LongTensor", "torch.Tensor",
+                              "numpy.array", "numpy.asarray", "int"})
+
+
+def _example_class_ids(facts, data, at) -> str | None:
+    """The label key (`labels` / `label`) when every example of ``data`` carries one class id: ``data`` is an
+    instance of a class of the file whose `__getitem__` sets that key to `self.x[idx]` (as a tensor or not),
+    `self.x` is a constructor argument, and that argument is a list of integer class ids
+    (:func:`_class_id_list`). None otherwise."""
+    built = data
+    if isinstance(data, cst.Name):
+        b = facts.lookup(data.value, at)
+        built = b.value if b is not None else None
+    if not (isinstance(built, cst.Call) and isinstance(built.func, cst.Name)):
+        return None
+    cls = facts.value_of(built.func, built)
+    if not isinstance(cls, ClassValue) or not isinstance(cls.node, cst.ClassDef):
+        return None
+    methods = {st.name.value: st for st in cls.node.body.body if isinstance(st, cst.FunctionDef)}
+    getitem, init = methods.get("__getitem__"), methods.get("__init__")
+    if getitem is None or init is None:
+        return None
+    gparams = [p.name.value for p in getitem.params.params]
+    if len(gparams) != 2:
+        return None
+    for key, expr in _label_assignments(getitem):
+        attr = _indexed_self_attribute(_unwrap_tensor(facts, expr), gparams[1])
+        if attr is None:
+            continue
+        param = _init_parameter_of(init, attr)
+        if param is None:
+            continue
+        names = [p.name.value for p in init.params.params][1:]
+        arg = argument(built, param, names.index(param)) if param in names else None
+        if arg is not None and _class_id_list(facts, arg, built, 0):
+            return key
+    return None
+
+
+def _label_assignments(fn: cst.FunctionDef) -> list:
+    """(key, value) of `item["labels"] = value` and of a returned `{"labels": value}` in ``fn``."""
+    out = []
+    for node in iter_nodes(fn.body, (cst.Assign, cst.Return)):
+        if isinstance(node, cst.Assign):
+            for t in node.targets:
+                tgt = t.target
+                if isinstance(tgt, cst.Subscript) and len(tgt.slice) == 1 and isinstance(tgt.slice[0].slice, cst.Index):
+                    key = literal(tgt.slice[0].slice.value)
+                    if key in ("labels", "label"):
+                        out.append((key, node.value))
+        elif isinstance(node.value, cst.Dict):
+            for el in node.value.elements:
+                if isinstance(el, cst.DictElement) and literal(el.key) in ("labels", "label"):
+                    out.append((literal(el.key), el.value))
+    return out
+
+
+def _unwrap_tensor(facts, expr):
+    """`torch.tensor(x)` / `np.array(x)` / `int(x)` → `x`."""
+    while isinstance(expr, cst.Call) and len(expr.args) >= 1 and expr.args[0].keyword is None \
+            and not expr.args[0].star and (facts.callee(expr) or dotted(expr.func) or "") in _TENSOR_WRAPPERS:
+        expr = expr.args[0].value
+    return expr
+
+
+def _indexed_self_attribute(expr, index: str) -> str | None:
+    """`x` for `self.x[index]`."""
+    if (isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)
+            and isinstance(expr.slice[0].slice.value, cst.Name) and expr.slice[0].slice.value.value == index
+            and isinstance(expr.value, cst.Attribute) and isinstance(expr.value.value, cst.Name)
+            and expr.value.value.value == "self"):
+        return expr.value.attr.value
+    return None
+
+
+def _init_parameter_of(init: cst.FunctionDef, attr: str) -> str | None:
+    """The `__init__` parameter stored as `self.<attr>` (`self.labels = labels`), when that is its only
+    assignment."""
+    found = []
+    for a in iter_nodes(init.body, (cst.Assign,)):
+        for t in a.targets:
+            if dotted(t.target) == f"self.{attr}":
+                found.append(a.value)
+    params = {p.name.value for p in init.params.params}
+    if len(found) == 1 and isinstance(found[0], cst.Name) and found[0].value in params:
+        return found[0].value
+    return None
+
+
+def _int_class(facts, expr, at) -> bool:
+    """An integer class id: `1`, `0 if d == "neg" else 1`, `label2id[name]` of a dict literal of ints."""
+    v = literal(expr)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return True
+    if isinstance(expr, cst.IfExp):
+        return _int_class(facts, expr.body, at) and _int_class(facts, expr.orelse, at)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "int" \
+            and facts.lookup("int", at) is None:
+        return True  # `int(row["label"])`: one number per example
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
+        b = facts.lookup(expr.value.value, at)
+        table = b.value if b is not None else None
+        if isinstance(table, cst.DictComp):  # `{name: i for i, name in enumerate(names)}`
+            gen = table.for_in
+            return (gen.inner_for_in is None and isinstance(gen.iter, cst.Call)
+                    and isinstance(gen.iter.func, cst.Name) and gen.iter.func.value == "enumerate"
+                    and isinstance(gen.target, cst.Tuple) and len(gen.target.elements) == 2
+                    and isinstance(table.value, cst.Name) and isinstance(gen.target.elements[0].value, cst.Name)
+                    and gen.target.elements[0].value.value == table.value.value)
+        return isinstance(table, cst.Dict) and bool(table.elements) and all(
+            isinstance(el, cst.DictElement) and isinstance(literal(el.value), int)
+            and not isinstance(literal(el.value), bool) for el in table.elements)
+    return False
+
+
+def _class_id_list(facts, expr, at, depth: int) -> bool:
+    """``expr`` is a list of integer class ids, one per example: a list (or comprehension) of them, or a list
+    filled with `.append(id)`, followed through names, the tuples local helpers return and the splits of
+    `sklearn`'s `train_test_split`."""
+    if depth > 8 or expr is None:
+        return False
+    if isinstance(expr, cst.ListComp):
+        return _int_class(facts, expr.elt, expr if expr in facts.where else at)
+    if isinstance(expr, cst.List):
+        return bool(expr.elements) and all(isinstance(e, cst.Element) and _int_class(facts, e.value, at)
+                                           for e in expr.elements)
+    if not isinstance(expr, cst.Name):
+        return False
+    b = facts.lookup(expr.value, at)
+    if b is not None and b.value is None and (facts.unpacked_from(b) or (None,))[0] is at:
+        # `y_tr, y_te = train_test_split(x, y)` reads the `y` bound before: the previous binding in that scope
+        w = facts.where.get(at)
+        earlier = [e for e in facts.bindings.get(w.function if w else None, {}).get(expr.value, ()) if e.order < b.order]
+        b = earlier[-1] if earlier else None
+    if b is None:
+        return False
+    if b.value is None:  # `a, b = helper(...)` / `x_tr, x_te, y_tr, y_te = train_test_split(x, y)`
+        unpacked = facts.unpacked_from(b)
+        if unpacked is None:
+            return False
+        call, index = unpacked
+        if facts.callee(call) == "sklearn.model_selection.train_test_split":
+            arrays = [a.value for a in call.args if a.keyword is None and not a.star]
+            return index // 2 < len(arrays) and _class_id_list(facts, arrays[index // 2], call, depth + 1)
+        fn = facts.function_def(call.func, call)
+        if not isinstance(fn, cst.FunctionDef):
+            return False
+        rets = [r for r in iter_nodes(fn.body, (cst.Return,)) if (w := facts.where.get(r)) is not None
+                and w.function is fn and r.value is not None]
+        if len(rets) != 1 or not isinstance(rets[0].value, cst.Tuple) or index >= len(rets[0].value.elements):
+            return False
+        return _class_id_list(facts, rets[0].value.elements[index].value, rets[0], depth + 1)
+    if isinstance(b.value, cst.List) and not b.value.elements:  # `labels = []` then `labels.append(...)`
+        w = facts.where.get(at)
+        scope = w.function if w is not None else None
+        if not any(x is b for x in facts.bindings.get(scope, {}).get(expr.value, ())):
+            return False
+        appended = []
+        for c in facts.method_calls("append"):
+            cw = facts.where.get(c)
+            if (cw is not None and cw.function is scope and isinstance(c.func.value, cst.Name)
+                    and c.func.value.value == expr.value and len(c.args) == 1):
+                appended.append(c)
+        return bool(appended) and all(_int_class(facts, c.args[0].value, c) for c in appended)
+    if isinstance(b.value, (cst.List, cst.ListComp, cst.Name)):
+        return _class_id_list(facts, b.value, b.value if b.value in facts.where else at, depth + 1)
+    return False
 
 
 def _mentions_pad_token_id(ctx) -> bool:
@@ -530,13 +792,14 @@ class FrozenModel(Rule):
     severity = Severity.ERROR
     probe = "Counts the parameters with `requires_grad=True` of the model the script trains (none confirms it)."
     fix = Applicability.UNSAFE
-    #: three ways to a finding: a misspelt attribute (alone); `requires_grad = False` /
-    #: `requires_grad_(False)` then a Trainer or a `torch.optim` optimizer; `.trainable = False`
+    #: four ways to a finding: a misspelt attribute (alone); `requires_grad = False` /
+    #: `requires_grad_(False)` then a Trainer or a `torch.optim` optimizer; `requires_grad = False` on a
+    #: module in a file with a Trainer, a `torch.optim` optimizer or a `backward()`; `.trainable = False`
     #: then `compile` and `fit`. Each group holds one word of every way.
     gate = (
         (*sorted(_TYPO_ATTRS), "requires_grad", "requires_grad_", "trainable"),
-        (*sorted(_TYPO_ATTRS), *TRAINER_WORDS, "optim", "compile"),
-        (*sorted(_TYPO_ATTRS), *TRAINER_WORDS, "optim", "fit"),
+        (*sorted(_TYPO_ATTRS), *TRAINER_WORDS, "optim", "backward", "compile"),
+        (*sorted(_TYPO_ATTRS), *TRAINER_WORDS, "optim", "backward", "fit"),
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -555,7 +818,8 @@ class FrozenModel(Rule):
                                      self.ctx.replace(target.attr, "requires_grad")),
                 )
             elif attr == "requires_grad" and literal(node.value) is False:
-                self._torch_freeze(node, target)
+                if not self._module_flag(node, target):
+                    self._torch_freeze(node, target)
             elif attr == "trainable" and literal(node.value) is False and isinstance(target.value, cst.Name):
                 self._keras_freeze(node, target.value)
 
@@ -571,6 +835,36 @@ class FrozenModel(Rule):
         self._check_frozen(node.func.value.value, node, node)
 
     # -- torch -------------------------------------------------------------------------------
+    def _module_flag(self, assign: cst.Assign, target: cst.Attribute) -> bool:
+        """`model.encoder.requires_grad = False` on a module of a file that trains: `requires_grad` is an
+        attribute of tensors, not of `nn.Module`, so this sets a plain Python attribute and freezes nothing.
+        True when reported."""
+        facts = self.ctx.facts
+        holder = target.value
+        if isinstance(holder, cst.Name) and holder.value == "self":
+            return False  # a module's own attribute, set in its own code: maybe a flag it reads itself
+        if next(facts.trainer_calls(), None) is None and next(facts.method_calls("backward"), None) is None and not any(
+                (facts.callee(c) or "").startswith("torch.optim.") for c in facts.index.get("Call", ())):
+            return False  # nothing is trained here
+        why = _module_evidence(facts, holder, assign)
+        if why is None:
+            return False
+        code = self.ctx.code(holder)
+        fix = None
+        if len(assign.targets) == 1:
+            fix = self.ctx.fix(Applicability.UNSAFE, f"call `{code}.requires_grad_(False)`",
+                               self.ctx.replace(assign, f"{code}.requires_grad_(False)"))
+        self.report(
+            target.attr,
+            f"`{code}` is a module ({why}), and `requires_grad` is an attribute of tensors: setting it on the module "
+            "only adds a Python attribute — its parameters keep `requires_grad=True`, still receive gradients, and "
+            "an optimizer over them still updates them: nothing is frozen",
+            hint=f"freeze its parameters: `{code}.requires_grad_(False)` (or `for p in {code}.parameters(): "
+            "p.requires_grad = False`)",
+            fix=fix,
+        )
+        return True
+
     def _torch_freeze(self, assign: cst.Assign, target: cst.Attribute) -> None:
         """`for p in model.parameters(): p.requires_grad = False` with nothing conditional around it."""
         facts = self.ctx.facts
@@ -678,6 +972,135 @@ class FrozenModel(Rule):
             "`fit`: there are no trainable weights, the loss never moves",
             hint=f"freeze only the body (e.g. `{name.value}.layers[0].trainable = False`) or remove this line",
         )
+
+
+#: methods that only an `nn.Module` has (a tensor has none of them)
+_MODULE_METHODS = frozenset({"parameters", "named_parameters", "children", "named_children", "modules",
+                             "named_modules", "state_dict", "load_state_dict", "register_forward_hook"})
+#: the iterators over the submodules of a module: `(name, module)` pairs for the `named_` ones
+_SUBMODULE_ITERATORS = {"children": False, "modules": False, "named_children": True, "named_modules": True}
+#: torch.nn classes that are tensors (or hold tensors), not modules
+_TENSOR_CLASSES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "ParameterList",
+                             "ParameterDict", "Buffer"})
+
+
+def _module_evidence(facts, holder: cst.BaseExpression, at: cst.CSTNode) -> str | None:
+    """Why ``holder`` (the object whose `.requires_grad` is set) is an `nn.Module` and not a tensor, or None:
+    an element of `X.children()` / `X.modules()`; a model the dataflow knows (`from_pretrained`), or an
+    `nn.Linear(...)`-like module assigned to it; or its uses in the file: a parameter under it
+    (`holder.weight`, `holder.conv.weight`), a module-only method (`holder.parameters()`), a call
+    `holder(x)`. A name or dotted path rooted at `self` is looked up in its own class only."""
+    w = facts.where.get(at)
+    if w is None:
+        return None
+    if isinstance(holder, cst.Name):
+        for b in reversed(w.blocks):  # `for child in model.children(): child.requires_grad = False`
+            if not isinstance(b, cst.For):
+                continue
+            it, tgt = b.iter, b.target
+            while True:  # `list(model.children())[:-1]`, `enumerate(model.children())`
+                if isinstance(it, cst.Subscript):
+                    it = it.value
+                elif isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in (
+                        "list", "tuple", "reversed", "enumerate") and len(it.args) == 1:
+                    if it.func.value == "enumerate":
+                        tgt = tgt.elements[1].value if isinstance(tgt, cst.Tuple) and len(tgt.elements) == 2 else None
+                    it = it.args[0].value
+                else:
+                    break
+            meth = it.func.attr.value if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) else None
+            if meth not in _SUBMODULE_ITERATORS:
+                continue
+            if _SUBMODULE_ITERATORS[meth]:
+                tgt = tgt.elements[1].value if isinstance(tgt, cst.Tuple) and len(tgt.elements) == 2 else None
+            if isinstance(tgt, cst.Name) and tgt.value == holder.value:
+                return f"an element of `.{meth}()`"
+        v = facts.value_of(holder, at)
+        if _torch_model(v):
+            return f"a `{v.cls}` model"
+    # `model.base_model`, `model.get_input_embeddings()`: the modules a transformers model hands out
+    if isinstance(holder, cst.Attribute) and holder.attr.value == "base_model" and _torch_model(
+            facts.value_of(holder.value, at)):
+        return "the base model of a transformers model"
+    if (isinstance(holder, cst.Call) and isinstance(holder.func, cst.Attribute) and not holder.args
+            and holder.func.attr.value in _MODULE_GETTERS and _torch_model(facts.value_of(holder.func.value, at))):
+        return f"returned by `.{holder.func.attr.value}()`"
+    path = dotted(holder)
+    if path is None:
+        return None
+    root = facts.module
+    head = path.split(".", 1)[0]
+    if head == "self":
+        root = w.inside(cst.ClassDef)
+        if root is None:
+            return None
+    elif w.function is not None and head in facts.bindings.get(w.function, {}):
+        root = w.function  # a local name: its uses in its own function
+    uses = _dotted_uses(facts, root)
+    for name, value in uses["assigned"].get(path, ()):
+        if _constructs_module(facts, value, name):
+            return f"assigned `{facts.module.code_for_node(value.func)}(...)`"
+    prefix = path + "."
+    for d in uses["attributes"]:
+        if d.startswith(prefix):
+            last = d.rsplit(".", 1)[1]
+            if last in ("weight", "bias"):
+                return f"it holds `{d}`"
+            if d.count(".") == path.count(".") + 1 and last in _MODULE_METHODS:
+                return f"it has `.{last}()`"
+    if path in uses["called"]:
+        return "it is called"
+    return None
+
+
+#: the methods of a transformers model that return one of its modules
+_MODULE_GETTERS = frozenset({"get_input_embeddings", "get_output_embeddings", "get_encoder", "get_decoder"})
+
+
+def _torch_model(v) -> bool:
+    """A PyTorch model loaded with `from_pretrained` (not TensorFlow, Flax or Keras)."""
+    return (isinstance(v, ModelValue) and v.pretrained and not v.tf and "Flax" not in v.cls
+            and not v.qualname.startswith("keras."))
+
+
+def _constructs_module(facts, value, at) -> bool:
+    """`nn.Linear(...)`, a torchvision model, a transformers model loaded with `from_pretrained`."""
+    if not isinstance(value, cst.Call):
+        return False
+    qn = facts.callee(value) or ""
+    if qn.startswith("torch.nn.") and qn.count(".") == 2:
+        short = qn.rsplit(".", 1)[1]
+        return short[:1].isupper() and short not in _TENSOR_CLASSES
+    if qn.startswith("torchvision.models.") or qn == "timm.create_model":
+        return True
+    return _torch_model(facts.value_of(value, at) if at in facts.where else None)
+
+
+def _dotted_uses(facts, root: cst.CSTNode) -> dict:
+    """The dotted paths used under ``root``: every attribute chain, the chains called, and what each chain
+    is assigned (one local walk per root, memoised)."""
+    memo = facts.__dict__.setdefault("_tl305_dotted_uses", {})
+    key = id(root)
+    if key not in memo:
+        attributes: set[str] = set()
+        called: set[str] = set()
+        assigned: dict[str, list] = {}
+        for n in iter_nodes(root, (cst.Attribute, cst.Call, cst.Assign)):
+            if isinstance(n, cst.Attribute):
+                d = dotted(n)
+                if d is not None:
+                    attributes.add(d)
+            elif isinstance(n, cst.Call):
+                d = dotted(n.func)
+                if d is not None:
+                    called.add(d)
+            else:
+                for t in n.targets:
+                    d = dotted(t.target)
+                    if d is not None:
+                        assigned.setdefault(d, []).append((n, n.value))
+        memo[key] = {"attributes": attributes, "called": called, "assigned": assigned}
+    return memo[key]
 
 
 def _both_branches_freeze(w, loop: cst.For, assign: cst.Assign, var: str) -> str | None:
