@@ -47,6 +47,11 @@ class Scopes:
                 for p in (params.star_arg, params.star_kwarg):
                     if isinstance(p, cst.Param):
                         self._bind(node, p.name.value, w.order, None, p.name)
+        # in document order: `lookup` takes the last binding before a node (a parameter or a `def` is
+        # collected after the assignments that rebind its name)
+        for names in self.bindings.values():
+            for bs in names.values():
+                bs.sort(key=lambda b: b.order)
 
     def _bind_target(self, scope, target, value, order) -> None:
         if isinstance(target, cst.Name):

@@ -222,14 +222,33 @@ _ACTIVATIONS = {
     "torch.softmax": "softmax", "torch.nn.functional.softmax": "softmax", "torch.sigmoid": "sigmoid",
     "torch.nn.functional.sigmoid": "sigmoid", "torch.special.softmax": "softmax", "torch.special.expit": "sigmoid",
 }
-_ACTIVATION_MODULES = {"torch.nn.Softmax": "softmax", "torch.nn.Sigmoid": "sigmoid"}
+_ACTIVATION_MODULES = {"torch.nn.Softmax": "softmax", "torch.nn.Sigmoid": "sigmoid",
+                       "torch.nn.LogSoftmax": "log_softmax"}
 _LOG_SOFTMAX = frozenset({"torch.log_softmax", "torch.nn.functional.log_softmax", "torch.special.log_softmax"})
+#: tensor methods that only reshape, select, move or cast: probabilities stay probabilities
+_KEEPING_METHODS = frozenset({
+    "view", "reshape", "view_as", "reshape_as", "squeeze", "unsqueeze", "transpose", "permute", "contiguous",
+    "flatten", "t", "to", "cuda", "cpu", "float", "double", "half", "type", "clone",
+})
+#: the torch functions of the same kind, on their first argument
+_KEEPING_FUNCTIONS = frozenset({"torch.reshape", "torch.squeeze", "torch.unsqueeze", "torch.transpose", "torch.permute",
+                                "torch.flatten"})
+#: torch functions that run the callable they are given on the other arguments and return its output
+_APPLYING_FUNCTIONS = frozenset({"torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential"})
+#: how far an activation is followed through names, wrappers, layers and model classes
+_MAX_DEPTH = 10
 _KERAS_FROM_LOGITS = frozenset({"SparseCategoricalCrossentropy", "CategoricalCrossentropy", "BinaryCrossentropy",
                                 "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy"})
 
 
 def _is_self_attr(expr) -> bool:
     return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
+
+
+def _is_param(fn: cst.FunctionDef, binding) -> bool:
+    """``binding`` is the binding of one of ``fn``'s parameters."""
+    params = fn.params
+    return any(p.name is binding.target for p in (*params.posonly_params, *params.params, *params.kwonly_params))
 
 
 def _called_object(func: cst.BaseExpression) -> cst.BaseExpression:
@@ -259,10 +278,11 @@ class ActivationBeforeLoss(Rule):
     severity = Severity.ERROR
     probe = ("Keras: on one batch, the loss `from_logits=True` next to the same loss on the probabilities the last "
              "layer's softmax/sigmoid gives.")
-    #: torch: an activation and a logits loss; Keras: a `from_logits=True` loss class on a Sequential
-    #: whose last layer may say "softmax" in a string only (hence `from_logits` beside the activations)
+    #: torch: an activation (a softmax may be the exponential of a log-softmax) and a logits loss; Keras: a
+    #: `from_logits=True` loss class on a Sequential whose last layer may say "softmax" in a string only
+    #: (hence `from_logits` beside the activations)
     gate = (
-        ("softmax", "sigmoid", "Softmax", "Sigmoid", "expit", "from_logits"),
+        ("softmax", "sigmoid", "Softmax", "Sigmoid", "expit", "log_softmax", "LogSoftmax", "from_logits"),
         ("cross_entropy", "binary_cross_entropy_with_logits", "nll_loss", "CrossEntropyLoss", "BCEWithLogitsLoss",
          "NLLLoss", *sorted(_KERAS_FROM_LOGITS)),
     )
@@ -300,66 +320,170 @@ class ActivationBeforeLoss(Rule):
         return None
 
     def _activation(self, expr, at, depth: int = 0) -> tuple[str, cst.CSTNode] | None:
-        """("softmax"|"sigmoid"|"log_softmax", node) when `expr` is (or names) an activation's output."""
+        """(kind, node) when `expr` is (or names) an activation's output: kind "softmax", "sigmoid",
+        "log_softmax", or "softmax-log" (the log-softmax of a softmax); node is where the activation is taken."""
         facts = self.ctx.facts
-        if depth > 3 or expr is None:
+        if depth > _MAX_DEPTH or expr is None:
             return None
         if isinstance(expr, cst.Name):
             b = facts.lookup(expr.value, at)
-            if b is None or b.value is None or b.value not in facts.where:
+            if b is None:
                 return None
-            if facts.where[b.value].function is not facts.where[at].function:
+            value = b.value
+            if value is None:  # a loop variable: an element of what the loop iterates over
+                value = self._loop_source(b.target)
+                bound_at = self._loops().get(id(b.target), (None,))[0]
+            else:
+                bound_at = value
+            if value is None or bound_at not in facts.where or at not in facts.where:
                 return None
-            if facts.assigned_later(expr.value, b.value) and any(
-                    x.order < facts.where[at].order for x in facts.assigned_later(expr.value, b.value)):
+            if facts.where[bound_at].function is not facts.where[at].function:
                 return None
-            return self._activation(b.value, b.value, depth + 1)
+            if any(x.order < facts.where[at].order and not facts._in_bound_value(x, at)
+                   for x in facts.assigned_later(expr.value, bound_at)):
+                return None  # rebound in between (`probs = probs.log()` is read where it is rebound: not that)
+            return self._activation(value, bound_at, depth + 1)
+        if isinstance(expr, cst.Subscript):  # probs[i], probs[:, :k]: a part of the same probabilities
+            return self._activation(expr.value, at, depth + 1)
         if not isinstance(expr, cst.Call):
             return None
         qn = facts.callee(expr)
         if qn in _ACTIVATIONS:
             return _ACTIVATIONS[qn], expr
         func = expr.func
-        if qn in _LOG_SOFTMAX or (qn is None and isinstance(func, cst.Attribute) and func.attr.value == "log_softmax"):
-            # `F.log_softmax(F.softmax(x))`: the log-probabilities of probabilities (a softmax applied twice)
-            inner = argument(expr, "input", 0) if qn is not None else func.value
-            found = self._activation(inner, at, depth + 1)
-            return ("softmax-log", found[1]) if found is not None and found[0] == "softmax" else None
-        if isinstance(func, cst.Attribute) and func.attr.value in ("softmax", "sigmoid") and qn is None:
-            return func.attr.value, expr  # logits.softmax(-1)
-        if isinstance(func, cst.Call) and _torch_name(facts.callee(func)) in _ACTIVATION_MODULES:
-            return _ACTIVATION_MODULES[_torch_name(facts.callee(func))], expr  # nn.Softmax(dim=1)(x)
-        if _is_self_attr(func):  # self.softmax(x) with self.softmax = nn.Softmax(dim=1)
-            module = self._self_attr(expr, func.attr.value)
-            if isinstance(module, cst.Call) and _torch_name(facts.callee(module)) in _ACTIVATION_MODULES:
-                return _ACTIVATION_MODULES[_torch_name(facts.callee(module))], expr
-            return None
-        func = _called_object(func)
-        if isinstance(func, cst.Name):  # model(x), model.forward(x): a model whose output is an activation
-            made = self._made(func.value, expr)
-            while (isinstance(made, cst.Call) and isinstance(made.func, cst.Attribute)
-                   and made.func.attr.value in ("to", "cuda", "cpu", "float", "double")):
-                made = made.func.value  # Net().to(device)
-            made = self._built_by(made, depth)
-            if not isinstance(made, cst.Call):
-                return None
-            if _torch_name(facts.callee(made)) == "torch.nn.Sequential":  # nn.Sequential(..., nn.Softmax(dim=1))
-                layers = [a.value for a in made.args if a.keyword is None and not a.star] or self._added_modules(made)
-                if layers and isinstance(layers[-1], cst.Call):
-                    last = _torch_name(facts.callee(layers[-1]))
-                    if last in _ACTIVATION_MODULES:
-                        return _ACTIVATION_MODULES[last], layers[-1]
-                return None
-            if isinstance(made.func, cst.Name) and depth < 3:  # class Net(nn.Module) whose forward returns softmax
-                cb = facts.lookup(made.func.value, made)
-                if cb is not None and isinstance(cb.value, cst.ClassDef):
-                    return self._forward_activation(cb.value, depth)
+        method = func.attr.value if isinstance(func, cst.Attribute) and qn is None else None
+        if qn in _KEEPING_FUNCTIONS or method in _KEEPING_METHODS:  # probs.view(-1, n), torch.squeeze(probs)
+            return self._activation(argument(expr, "input", 0) if qn else func.value, at, depth + 1)
+        if qn == "torch.exp" or (method == "exp" and not expr.args):
+            # `torch.exp(F.log_softmax(x))`: the exponential of log-probabilities is the probabilities
+            found = self._activation(argument(expr, "input", 0) if qn else func.value, at, depth + 1)
+            return ("softmax", expr) if found is not None and found[0] in ("log_softmax", "softmax-log") else None
+        layer = self._layer_activation(func, expr, depth + 1)
+        if layer is None and (qn in _LOG_SOFTMAX or (method == "log_softmax" and not _is_self_attr(func))):
+            layer = ("log_softmax", None)  # F.log_softmax(x), x.log_softmax(-1)
+        if layer is not None:
+            kind, node = layer
+            if node is None and kind == "log_softmax":
+                # `F.log_softmax(F.softmax(x))`: the log-probabilities of probabilities (a softmax applied twice)
+                inner = func.value if method == "log_softmax" and qn is None and not _is_self_attr(func) \
+                    else argument(expr, "input", 0)
+                found = self._activation(inner, at, depth + 1)
+                if found is not None and found[0] == "softmax":
+                    return "softmax-log", found[1]
+            return kind, expr if node is None else node
+        if method in ("softmax", "sigmoid") and not _is_self_attr(func):
+            return method, expr  # logits.softmax(-1)
+        # `self.dropout_wrapper(x, nn.Sequential(self.fc, self.softmax))`, `checkpoint(self.head, x)`: code outside
+        # the file given a layer and its input (and nothing else) returns what the layer computes
+        given = [a.value for a in expr.args if a.keyword is None]
+        if qn in _APPLYING_FUNCTIONS:
+            layers = given[:1]
+        elif len(given) == 2 and not any(a.star for a in expr.args) and self._foreign_callable(func, expr):
+            layers = given
+        else:
+            layers = []
+        for arg in layers:
+            if isinstance(arg, (cst.Name, cst.Attribute, cst.Call)):
+                found = self._layer_activation(arg, expr, depth + 1, given=True)
+                if found is not None:
+                    return found[0], found[1] if found[1] is not None else arg
         return None
 
-    def _made(self, name: str, at: cst.CSTNode) -> cst.BaseExpression | None:
+    def _layer_activation(self, layer, at, depth: int, given: bool = False) -> tuple[str, cst.CSTNode | None] | None:
+        """(kind, node) when calling the module ``layer`` (`nn.Softmax(dim=1)`, `self.softmax`, an
+        `nn.Sequential` ending in one, a model of the file whose `forward` returns one) returns an activation's
+        output; node is None when ``layer`` is itself the activation module. ``given``: ``layer`` is an argument
+        (a model of the file is then not taken: a function given a model need not return its output)."""
+        facts = self.ctx.facts
+        if depth > _MAX_DEPTH:
+            return None
+        layer = _called_object(layer)
+        if isinstance(layer, cst.Name):
+            made = self._made(layer.value, at)
+        elif _is_self_attr(layer):  # self.softmax = nn.Softmax(dim=1)
+            made = self._self_attr(at, layer.attr.value)
+            if isinstance(made, cst.Name):  # `self.final_layer = final_layer`: the parameter's default
+                made = self._parameter_default(made.value, at)
+        elif isinstance(layer, cst.Call):
+            made = layer
+        else:
+            return None
+        for _ in range(3):
+            moved = None
+            while (isinstance(made, cst.Call) and isinstance(made.func, cst.Attribute)
+                   and made.func.attr.value in ("to", "cuda", "cpu", "float", "double")):
+                moved, made = made, made.func.value  # Net().to(device)
+            if not (isinstance(made, cst.Name) and moved in facts.where):
+                break
+            made = self._made(made.value, moved)  # `model = model.to(device)`: what `model` was before
+        if not given:
+            made = self._built_by(made, depth)
+        if not isinstance(made, cst.Call):
+            return None
+        cq = _torch_name(facts.callee(made))
+        if cq in _ACTIVATION_MODULES:
+            return _ACTIVATION_MODULES[cq], None
+        if cq == "torch.nn.Sequential":  # nn.Sequential(..., nn.Softmax(dim=1))
+            layers = [a.value for a in made.args if a.keyword is None and not a.star] or self._added_modules(made)
+            if layers and isinstance(layers[-1], (cst.Call, cst.Attribute, cst.Name)):
+                found = self._layer_activation(layers[-1], made if made in facts.where else at, depth + 1, given=True)
+                if found is not None:
+                    return found[0], found[1] if found[1] is not None else layers[-1]
+            return None
+        if not given and isinstance(made.func, cst.Name) and depth < _MAX_DEPTH:
+            cb = facts.lookup(made.func.value, made) if made in facts.where else None
+            if cb is not None and isinstance(cb.value, cst.ClassDef):  # a class Net(nn.Module) whose forward returns it
+                return self._forward_activation(cb.value, depth)
+        return None
+
+    def _loops(self) -> dict:
+        """id(loop variable) -> (the `for` statement, what the variable is an element of)."""
+        loops = self.__dict__.get("_loop_sources")
+        if loops is None:
+            loops = self._loop_sources = {}
+            for node in self.ctx.facts.index.get("For", ()):
+                target, source = node.target, node.iter
+                if isinstance(target, cst.Name):
+                    loops[id(target)] = (node, source)
+                elif (isinstance(target, cst.Tuple) and isinstance(source, cst.Call)
+                      and isinstance(source.func, cst.Name) and source.func.value in ("enumerate", "zip")
+                      and not any(a.star or a.keyword for a in source.args)):
+                    # `for i, p in enumerate(probs)`, `for p, y in zip(probs, labels)`
+                    sources = [None, *(a.value for a in source.args)] if source.func.value == "enumerate" else \
+                        [a.value for a in source.args]
+                    for element, src in zip(target.elements, sources):
+                        if isinstance(element.value, cst.Name) and src is not None:
+                            loops[id(element.value)] = (node, src)
+        return loops
+
+    def _loop_source(self, target: cst.CSTNode) -> cst.BaseExpression | None:
+        """What the loop variable ``target`` takes the elements of (`for out in outputs`: `outputs`)."""
+        return self._loops().get(id(target), (None, None))[1]
+
+    def _foreign_callable(self, func: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """Calling ``func`` runs code the file does not define: a function imported from outside torch, or an
+        object of such a class (`self.wrapper`, `wrapper = Wrapper(...)`)."""
+        facts = self.ctx.facts
+        qn = facts.qualname(func)
+        if qn is not None:
+            return not qn.startswith("torch.")
+        if _is_self_attr(func):
+            made = self._self_attr(at, func.attr.value)
+        elif isinstance(func, cst.Name):
+            b = facts.lookup(func.value, at)
+            made = b.value if b is not None else None
+        else:
+            return False
+        if not isinstance(made, cst.Call):
+            return False
+        mq = facts.callee(made)
+        return mq is not None and not mq.startswith("torch.")
+
+    def _made(self, name: str, at: cst.CSTNode, _depth: int = 0) -> cst.BaseExpression | None:
         """What ``name`` holds at ``at``; for a parameter of the enclosing function, what every call of that
-        function in the file gives it (`train(model, ...)`), or, when the file never calls it, the
-        module-level object of the same name (`model = Net()` beside `def train(model, ...)`)."""
+        function in the file gives it (`train(model, ...)`; a parameter of the caller in turn is followed to
+        its own callers), or, when the file never calls it, the module-level object of the same name
+        (`model = Net()` beside `def train(model, ...)`)."""
         facts = self.ctx.facts
         b = facts.lookup(name, at)
         if b is None:
@@ -377,7 +501,11 @@ class ActivationBeforeLoss(Rule):
             given = graph.argument_of(site, fn, name)
             if isinstance(given, cst.Name):
                 g = facts.lookup(given.value, site)
-                given = g.value if g is not None else None
+                caller = facts.where[site].function if site in facts.where else None
+                if g is not None and _depth < 3 and isinstance(caller, cst.FunctionDef) and _is_param(caller, g):
+                    given = self._made(given.value, site, _depth + 1)  # the caller's own parameter
+                else:
+                    given = g.value if g is not None else None
             values.append(given)
         if not sites and facts.where.get(fn) is not None and facts.where[fn].function is None:
             values = [b.value for b in facts.bindings.get(None, {}).get(name, ())]
@@ -499,6 +627,10 @@ class ActivationBeforeLoss(Rule):
             hint = "use `F.log_softmax(...)` before `NLLLoss`, or `CrossEntropyLoss` on the raw logits"
         else:
             return
+        reported = self.__dict__.setdefault("_reported", set())
+        if id(act_node) in reported:
+            return  # one activation, one finding (however many losses it reaches)
+        reported.add(id(act_node))
         via = "" if act_node is inp else f" (through `{self.ctx.code(inp)}`)"
         self.report(act_node, f"{act} output given to `{name}`{via}: {why}", hint=hint)
 
