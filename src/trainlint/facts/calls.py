@@ -113,14 +113,28 @@ class CallGraph:
 
     def inside(self, call: cst.Call, fn: cst.FunctionDef, outer: str) -> str | None:
         """How the caller's object ``outer`` (a dotted name at ``call``) is spelt inside ``fn``: the
-        parameter it is given to, `self.<attr>` for a method called on `self`, or the same global name
-        when ``fn`` reads it without binding it. None: ``fn`` does not see it."""
+        parameter it is given to (or an attribute of it), `self.<attr>` for a method called on `self` (or,
+        for `obj.method()`, `obj.<attr>` → `self.<attr>`), or the same global name when ``fn`` reads it
+        without binding it. None: ``fn`` does not see it."""
         bound_self = isinstance(call.func, cst.Attribute)
         for p in self._params(fn, bound_self) + list(fn.params.kwonly_params):
             given = self.argument_of(call, fn, p.name.value)
             if given is not None and dotted(given) == outer:
                 return p.name.value
+        for p in self._params(fn, bound_self) + list(fn.params.kwonly_params):
+            given = self.argument_of(call, fn, p.name.value)
+            d = dotted(given) if given is not None else None
+            if d is not None and outer.startswith(d + "."):
+                return p.name.value + outer[len(d):]  # `encode(model)`: `model.encoder` is `model.encoder` there
         head = outer.split(".", 1)[0]
+        receiver = dotted(call.func.value) if bound_self else None
+        if bound_self and receiver != "self":
+            # `tracker.update(x)` running a method of the file: the callee's `self` is `tracker`
+            if receiver is not None and (outer == receiver or outer.startswith(receiver + ".")) \
+                    and self.class_of(fn) is not None:
+                return "self" + outer[len(receiver):]
+            if head == "self":
+                return None
         if head == "self":
             return outer if bound_self and self.class_of(fn) is not None else None
         w = self.facts.where.get(call)
@@ -134,7 +148,8 @@ class CallGraph:
         head = inner.split(".", 1)[0]
         bound_self = isinstance(call.func, cst.Attribute)
         if head == "self":
-            return inner if bound_self else None
+            receiver = dotted(call.func.value) if bound_self else None
+            return None if receiver is None else receiver + inner[len("self"):]
         if any(p.name.value == head for p in self._params(fn, bound_self) + list(fn.params.kwonly_params)):
             given = self.argument_of(call, fn, head)
             d = dotted(given) if given is not None else None

@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from trainlint.facts import dotted, iter_nodes, literal
+from trainlint.facts import ClassValue, dotted, iter_nodes, literal
 from trainlint.facts.calls import call_graph
 from trainlint.facts.loops import loop_facts, loops_around, module_itself
 from trainlint.facts.models import optimizer_model, torch_optimizer
@@ -97,6 +97,71 @@ def _cleared(z) -> str | None:
     if isinstance(z, cst.Call) and isinstance(z.func, cst.Attribute) and z.func.attr.value == "zero_grad":
         return _receiver(z)
     return None
+
+
+def _made_class(facts, expr, at) -> cst.ClassDef | None:
+    """The class of the file that ``expr`` instantiates (`VSE(opt)`, `Meter().to(device)`)."""
+    expr = module_itself(expr)
+    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)):
+        return None
+    v = facts.value_of(expr.func, expr if expr in facts.where else at)
+    return v.node if isinstance(v, ClassValue) and isinstance(v.node, cst.ClassDef) else None
+
+
+def _params_of(fn) -> list:
+    p = fn.params
+    return [*p.posonly_params, *p.params, *p.kwonly_params]
+
+
+def _instance_class(facts, graph, expr, at, depth: int = 0) -> cst.ClassDef | None:
+    """The class of the file whose instance ``expr`` (a name, or `self.<attr>` in a method) holds at ``at``:
+    made there (`tracker = Meter()`), given to a parameter by every call of the function
+    (`train(model)` where `model = VSE(opt)`), or assigned to `self.<attr>` by the class's methods."""
+    if depth > 4:
+        return None
+    w = facts.where.get(at)
+    fn = w.function if w is not None else None
+    if isinstance(expr, cst.Name):
+        b = facts.lookup(expr.value, at)
+        if b is None:
+            return None
+        if isinstance(b.value, cst.Call):
+            return _made_class(facts, b.value, at)
+        if not (isinstance(fn, cst.FunctionDef) and any(p.name is b.target for p in _params_of(fn))):
+            return None
+        found = set()
+        for site in graph.callers(fn):
+            given = graph.argument_of(site, fn, expr.value)
+            found.add(_instance_class(facts, graph, given, site, depth + 1) if isinstance(given, cst.Name) else None)
+        return found.pop() if len(found) == 1 else None
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" \
+            and isinstance(fn, cst.FunctionDef):
+        cls = graph.class_of(fn)
+        if cls is None:
+            return None
+        found = set()
+        for a in facts.index.get("Assign", ()):
+            if any(isinstance(t.target, cst.Attribute) and dotted(t.target) == f"self.{expr.attr.value}"
+                   for t in a.targets) and _inside(facts, a, cls):
+                found.add(_made_class(facts, a.value, a))
+        return found.pop() if len(found) == 1 else None
+    return None
+
+
+def _target(facts, call: cst.Call) -> cst.FunctionDef | None:
+    """The `def` of the file ``call`` runs: a function, a method called on `self`, or a method of the file's
+    class whose instance the receiver holds (`tracker.update(loss)`, `model.val_start()`)."""
+    graph = call_graph(facts)
+    memo = facts.__dict__.setdefault("_instance_targets", {})
+    if call in memo:
+        return memo[call]
+    memo[call] = fn = graph.target(call)
+    f = call.func
+    if fn is None and isinstance(f, cst.Attribute) and dotted(f.value) not in (None, "self"):
+        cls = _instance_class(facts, graph, f.value, call)
+        if cls is not None:
+            memo[call] = fn = graph.methods(cls).get(f.attr.value)
+    return fn
 
 
 @register
@@ -348,6 +413,7 @@ class WrongTrainEvalMode(Rule):
         models = {recv for _, recv, _ in lf.modes} | (self._fresh_models() if lf.backward else set())
         if not models:
             self._evaluation_function_without_eval(lf, lf.backward + lf.optimizer_steps)
+            self._evaluation_call_in_training_loop(lf)
             return
         # loop -> model name -> the calls `model(...)` / `self.model(...)` inside it (nested loops included)
         called: dict = {}
@@ -380,6 +446,7 @@ class WrongTrainEvalMode(Rule):
                 self._evaluation_after(lf, loop, scope, name, training_loops, called, by_scope.get(scope, []), steps)
         self._evaluation_with_gradients(lf, called, steps)
         self._evaluation_function_without_eval(lf, steps)
+        self._evaluation_call_in_training_loop(lf)
 
     def _optimizers(self) -> list:
         """(the `torch.optim.X(...)` call, the dotted name of the model it trains, or None), once per file."""
@@ -504,19 +571,44 @@ class WrongTrainEvalMode(Rule):
         if key not in self._modes_memo:
             facts = self.ctx.facts
             self._modes_memo[key] = []  # recursion guard
-            own = [(c, m) for c, r, m in lf.modes if r == name and facts.where[c].function is scope]
+            names = self._aliases(name, scope)
+            own = [(c, m) for c, r, m in lf.modes if r in names and facts.where[c].function is scope]
             graph = call_graph(facts)
             for c in graph.calls_in.get(scope, ()):
-                fn = graph.target(c)
+                fn = _target(facts, c)
                 if fn is None or fn is scope:
                     continue
-                inner = graph.inside(c, fn, name)
+                inner = next((i for i in (graph.inside(c, fn, n) for n in sorted(names)) if i is not None), None)
                 m = self._left_mode(lf, fn, inner) if inner is not None else None
                 if m is not None:
                     own.append((c, m))
             own.sort(key=lambda e: _order(facts, e[0]))
             self._modes_memo[key] = own
         return self._modes_memo[key]
+
+    def _aliases(self, name: str, scope) -> set:
+        """The spellings of the object ``name`` in ``scope``: itself, what a local ``name`` is only ever bound
+        to (`model = self.model`, `model = self.model.to(device)`), and the locals only ever bound to it."""
+        facts = self.ctx.facts
+        local = facts.bindings.get(scope, {})
+
+        def only(bindings) -> str | None:
+            texts = set()
+            for b in bindings:
+                if not isinstance(b.value, (cst.Name, cst.Attribute, cst.Call)):
+                    return None
+                texts.add(dotted(module_itself(b.value)))
+            return texts.pop() if len(texts) == 1 else None
+
+        out = {name}
+        if name in local:
+            same = only(local[name])
+            if same is not None:
+                out.add(same)
+        for other, bindings in local.items():
+            if other != name and only(bindings) == name:
+                out.add(other)
+        return out
 
     def _left_mode(self, lf, fn, name) -> str | None:
         """The mode function ``fn`` leaves its object ``name`` in (its last mode event, through the calls
@@ -574,6 +666,137 @@ class WrongTrainEvalMode(Rule):
                 "than expected",
                 hint=f"call `{name}.train()` before the training loop (and `{name}.eval()` only around evaluation)",
             )
+
+    # -- a periodic evaluation in the training loop, through the file's functions and methods
+
+    def _steps(self, fn, depth: int = 0) -> bool:
+        """``fn`` runs one training step: a `backward()` outside any loop of its own, directly or through the
+        file's functions it calls (outside their loops)."""
+        memo = self.__dict__.setdefault("_steps_memo", {})
+        if fn in memo:
+            return memo[fn]
+        memo[fn] = False  # recursion guard
+        facts = self.ctx.facts
+        found = any(facts.where[b].function is fn and not loops_around(facts, b) for b in self._lf.backward
+                    if b in facts.where)
+        if not found and depth < 3:
+            for c in call_graph(facts).calls_in.get(fn, ()):
+                g = _target(facts, c)
+                if g is not None and g is not fn and not loops_around(facts, c) and self._steps(g, depth + 1):
+                    found = True
+                    break
+        memo[fn] = found
+        return found
+
+    def _left_modes(self, lf, fn) -> dict:
+        """The objects ``fn`` leaves in a mode, spelt in ``fn`` -> "train" | "eval": its own `x.train()` /
+        `x.eval()` and those of the file's functions it calls, mapped back through their arguments."""
+        memo = self.__dict__.setdefault("_left_modes_memo", {})
+        if fn in memo:
+            return memo[fn]
+        memo[fn] = {}  # recursion guard
+        facts = self.ctx.facts
+        graph = call_graph(facts)
+        names = {r for c, r, _ in lf.modes if facts.where[c].function is fn}
+        for c in graph.calls_in.get(fn, ()):
+            h = _target(facts, c)
+            if h is None or h is fn:
+                continue
+            for inner in self._left_modes(lf, h):
+                outer = graph.outside(c, h, inner)
+                if outer is not None:
+                    names.add(outer)
+        for n in list(names):
+            names |= self._aliases(n, fn)
+        out = {}
+        for n in sorted(names):
+            m = self._left_mode(lf, fn, n)
+            if m is not None:
+                out[n] = m
+        memo[fn] = out
+        return out
+
+    def _evaluation_call_in_training_loop(self, lf) -> None:
+        """A call every N steps in a training loop (`if step % 500 == 0: validate(model)`) to a function of the
+        file that leaves a trained module in eval mode (through the methods and functions it calls:
+        `model.val_start()` running `self.img_enc.eval()`), with nothing in the loop setting it back to train
+        mode. The training loop runs `backward()` itself or calls a function of the file that does (a
+        `model.train_emb(batch)` method)."""
+        facts = self.ctx.facts
+        graph = call_graph(facts)
+        training: list = []
+        for b in lf.backward:
+            loops = lf.loops_of[b]
+            if loops and loops[-1] not in training:
+                training.append(loops[-1])
+        for c in lf.calls:
+            loops = loops_around(facts, c)
+            if loops and loops[-1] not in training:
+                g = _target(facts, c)
+                if g is not None and self._steps(g):
+                    training.append(loops[-1])
+        done = {r.node for r in self.ctx.reports if r.rule is type(self)}
+        for loop in training:
+            scope = facts.where[loop].function
+            for c in graph.calls_in.get(scope, ()):
+                if c in done or not _inside(facts, c, loop) or not self._periodic(c, loop):
+                    continue
+                g = _target(facts, c)
+                if g is None or g is scope or self._steps(g):
+                    continue
+                for inner, mode in self._left_modes(lf, g).items():
+                    name = graph.outside(c, g, inner) if mode == "eval" else None
+                    if name is None or not self._trained_in(lf, name, loop, c):
+                        continue
+                    # `model.train()` sets `model.img_enc` too: the modes of the modules holding it count
+                    parts = name.split(".")
+                    events = sorted({e for i in range(1, len(parts) + 1)
+                                     for e in self._modes(lf, ".".join(parts[:i]), scope)},
+                                    key=lambda e: _order(facts, e[0]))
+                    if any(m == "train" and _inside(facts, e, loop) for e, m in events):
+                        continue
+                    start = _order(facts, loop)
+                    before = [e for e, m in events if m == "train" and _order(facts, e) < start]
+                    reset = any(_inside(facts, e, outer) for e in before for outer in loops_around(facts, loop))
+                    until = "until the next pass sets train mode again, " if reset else ""
+                    again = (f"`{self.ctx.code(before[-1]).strip()}` again" if before and not (
+                        isinstance(before[-1].func, cst.Attribute) and before[-1].func.attr.value == "train")
+                        else f"`{name}.train()`")
+                    self.report(
+                        c,
+                        f"`{self.ctx.code(c)}` runs inside the training loop every few steps and leaves `{name}` in "
+                        f"eval mode (`{g.name.value}()` switches it), and nothing in the loop puts it back in train "
+                        f"mode: after the first evaluation {until}`{name}` trains with dropout off and batch-norm "
+                        "statistics frozen, and learns worse than expected",
+                        hint=f"call {again} right after the evaluation (or at the top of each step)",
+                    )
+                    done.add(c)
+                    break
+
+    def _trained_in(self, lf, name: str, loop, evaluation: cst.Call) -> bool:
+        """``name`` (or the object holding it, `model` for `model.img_enc`) runs with gradients in the training
+        loop: called there (`model(x)`) in a loop that runs `backward()`, or handed to / called on by a call of
+        a function of the file that runs a training step (`model.train_emb(batch)`). A frozen teacher /
+        reference / EMA copy is meant to stay in eval mode."""
+        if re.search(r"teacher|ref|target|ema|frozen|old", name.rsplit(".", 1)[-1], re.I):
+            return False
+        facts = self.ctx.facts
+        parts = name.split(".")
+        holders = {".".join(parts[:i]) for i in range(1, len(parts) + 1)} - {"self"}
+        backward_here = any(_inside(facts, b, loop) for b in lf.backward)
+        for d in lf.calls:
+            if d is evaluation or not _inside(facts, d, loop) or _no_grad_block(facts, d) is not None:
+                continue
+            callee = dotted(d.func) if isinstance(d.func, (cst.Name, cst.Attribute)) else None
+            if backward_here and callee in holders:
+                return True
+            g = _target(facts, d)
+            if g is None or not self._steps(g):
+                continue
+            receiver = dotted(d.func.value) if isinstance(d.func, cst.Attribute) else None
+            if receiver in holders or any(dotted(a.value) in holders for a in d.args):
+                return True
+        return False
 
     def _periodic(self, node, loop) -> bool:
         """``node`` runs under an `if` in ``loop`` whose test takes a remainder (`step % 500 == 0`): an
@@ -766,7 +989,7 @@ class WrongTrainEvalMode(Rule):
         return found
 
     def _runs_uncached(self, graph, call: cst.Call, fn, depth: int) -> list[str]:
-        target = graph.target(call)
+        target = _target(self.ctx.facts, call)
         if target is None:
             f = call.func
             if isinstance(f, cst.Name):
@@ -852,6 +1075,10 @@ class LossAccumulatedAsTensor(Rule):
     #: `total += loss` in a for/while loop whose `backward()` takes `loss`
     gate = (("backward",), ("for", "while"))
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._summed: set = set()
+
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if not isinstance(node.operator, cst.AddAssign):
             return
@@ -895,6 +1122,7 @@ class LossAccumulatedAsTensor(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         """`outputs.append(output)` in the training loop, where `output` (or `output["loss"]`) is what
         `backward()` ran on: the list keeps every step's graph alive until it is dropped."""
+        self._handed_to_a_running_sum(node)
         f = node.func
         if not (isinstance(f, cst.Attribute) and f.attr.value == "append" and len(node.args) == 1
                 and isinstance(node.args[0].value, cst.Name) and isinstance(f.value, cst.Name)):
@@ -935,6 +1163,120 @@ class LossAccumulatedAsTensor(Rule):
             hint=f"keep detached values: `.detach()` (or `.item()`) the loss in `{kept}` before appending it",
         )
 
+    def _handed_to_a_running_sum(self, node: cst.Call) -> None:
+        """`tracker.update(loss)` in the training loop after `loss["total"].backward()`, where `update` is a
+        method of the file that adds what it is given to a sum kept on the object (`self.sums[k] += loss[k]`):
+        the object keeps every step's graph alive, as `total += loss` would."""
+        if not node.args or not isinstance(node.func, cst.Attribute):
+            return
+        facts = self.ctx.facts
+        loops = loops_around(facts, node)
+        if not loops:
+            return
+        loop = loops[-1]
+        lf = loop_facts(facts)
+        backs = [b for b in lf.backward if _inside(facts, b, loop) and _order(facts, b) < _order(facts, node)]
+        roots = {r for r in (_backward_root(b) for b in backs) if r is not None}
+        kept = [a.value for a in node.args if isinstance(a.value, cst.Name) and a.value.value in roots]
+        if not kept:
+            return
+        fn = _target(facts, node)
+        if fn is None or call_graph(facts).class_of(fn) is None:
+            return
+        # the object lives across iterations (made before the loop, or an attribute of `self`)
+        receiver = node.func.value
+        if isinstance(receiver, cst.Name):
+            made = facts.lookup(receiver.value, node)
+            if made is None or made.order >= _order(facts, loop):
+                return
+        graph = call_graph(facts)
+        last = max(_order(facts, b) for b in backs)
+        for value in kept:
+            bound = facts.lookup(value.value, node)
+            if bound is None or bound.order > last:
+                continue  # rebound after the backward (`losses = {k: v.item() ...}`): not what it ran on
+            param = next((p.name.value for p in _params_of(fn)
+                          if graph.argument_of(node, fn, p.name.value) is value), None)
+            if param is None or len(facts.bindings.get(fn, {}).get(param, ())) != 1:
+                continue  # not given by name, or rebound in the method (`val = val.item()`)
+            given = _derived_names(facts, fn, param)
+            # what the method itself resets on every call (`self.total = 0` in its body, not under a condition)
+            reset = {self.ctx.code(t.target) for a in facts.index.get("Assign", ())
+                     if facts.where[a].function is fn and facts.where[a].blocks[-1] is fn for t in a.targets}
+            for kept_there in self._kept_on_self(fn, given, reset):
+                self._summed.add(kept_there)
+                summed = isinstance(kept_there, cst.AugAssign)
+                added = "adds the loss tensors" if summed else "keeps the loss tensors"
+                where = "to a sum kept on the object" if summed else "in a list kept on the object"
+                self.report(
+                    kept_there,
+                    f"`{self.ctx.code(kept_there).strip()}` {added} that `{self.ctx.code(node)}` hands in after "
+                    f"`backward()` {where}: it stays linked to every step's autograd graph, so memory grows each "
+                    "step until it is reset (a few KB a step after `backward()`, the whole graph with "
+                    "`retain_graph=True`) and it stays a tensor on the device",
+                    hint=f"keep numbers: `.item()` (or `.detach()`) what is kept, or hand `{fn.name.value}()` the "
+                    "values",
+                )
+
+    def _kept_on_self(self, fn, given: set, reset: set) -> list:
+        """The statements of method ``fn`` that keep one of the ``given`` names (or an item, an attribute of
+        one) on the object across calls: `self.sums[k] += loss[k]`, `self.history.append(loss)`; not a total
+        ``fn`` itself resets (`self.total = 0` first)."""
+        facts = self.ctx.facts
+        out = []
+        for aug in facts.index.get("AugAssign", ()):
+            if aug in self._summed or not isinstance(aug.operator, cst.AddAssign) \
+                    or facts.where[aug].function is not fn or _chain_root(aug.target) != "self" \
+                    or self.ctx.code(aug.target) in reset:
+                continue
+            added = aug.value
+            while isinstance(added, cst.BinaryOperation) and isinstance(added.operator, (cst.Multiply, cst.Divide)):
+                added = added.left
+            if _chain_root(added) in given:
+                out.append(aug)
+        for call in facts.method_calls("append"):
+            if call in self._summed or facts.where[call].function is not fn or len(call.args) != 1 \
+                    or _chain_root(call.func.value) != "self" or self.ctx.code(call.func.value) in reset:
+                continue
+            if _chain_root(call.args[0].value) in given:
+                out.append(call)
+        return sorted(out, key=lambda n: _order(facts, n))
+
+
+def _backward_root(b: cst.Call) -> str | None:
+    """The name under what `backward()` runs on: `loss` for `loss.backward()`, `out["loss"].backward()` → `out`."""
+    root = b.func.value if isinstance(b.func, cst.Attribute) else None
+    while isinstance(root, (cst.Subscript, cst.Attribute)):
+        root = root.value
+    return root.value if isinstance(root, cst.Name) else None
+
+
+def _derived_names(facts, fn, param: str) -> set:
+    """``param`` and the names ``fn`` binds to its parts by iterating it: `for v in param`,
+    `for k, v in param.items()`, `for v in param.values()`."""
+    out = {param}
+    for loop in facts.index.get("For", ()):
+        if facts.where[loop].function is not fn:
+            continue
+        it, target = loop.iter, loop.target
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and not it.args \
+                and _chain_root(it.func.value) == param:
+            if it.func.attr.value == "values" and isinstance(target, cst.Name):
+                out.add(target.value)
+            elif it.func.attr.value == "items" and isinstance(target, cst.Tuple) and len(target.elements) == 2 \
+                    and isinstance(target.elements[1].value, cst.Name):
+                out.add(target.elements[1].value.value)
+        elif _chain_root(it) == param and isinstance(target, cst.Name):
+            out.add(target.value)
+    return out
+
+
+def _chain_root(expr) -> str | None:
+    """The name under a chain of attributes and subscripts, without calls (`self.sums[k]` → "self")."""
+    while isinstance(expr, (cst.Subscript, cst.Attribute)):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
 
 def _exclusive(facts, a, b) -> bool:
     """``a`` and ``b`` sit in the two branches of one `if`/`else` (`if generator_step: ... else: ...`):
@@ -957,13 +1299,15 @@ class SchedulerBeforeOptimizer(Rule):
     code = "TL704"
     name = "scheduler-before-optimizer"
     severity = Severity.WARNING
-    #: `.step()` in a for/while loop. The scheduler / optimizer tests are substrings of the receiver
-    #: (`"sched" in name.lower()`, `"optim" in ...`): no prefix or suffix word covers them.
-    gate = (("step",), ("for", "while"))
+    #: `.step()` in a for/while loop, or in a handler of a pytorch-ignite `Events.*_STARTED` event. The
+    #: scheduler / optimizer tests are substrings of the receiver (`"sched" in name.lower()`, `"optim" in
+    #: ...`): no prefix or suffix word covers them.
+    gate = (("step",), ("for", "while", "Events"))
 
     def finish(self) -> None:
         facts = self.ctx.facts
         lf = loop_facts(facts)
+        self._ignite_started_handlers(lf)
         for s in lf.scheduler_steps:
             loops = lf.loops_of[s]
             # in the same loop; or, outside any loop, in the same function (a wrapper's `step()` method, a
@@ -985,6 +1329,52 @@ class SchedulerBeforeOptimizer(Rule):
                 "`optimizer.step()`\"); with per-epoch schedules the whole schedule runs one epoch early",
                 hint=f"call `{self.ctx.code(s)}` after `{self.ctx.code(o)}`",
             )
+
+    def _ignite_started_handlers(self, lf) -> None:
+        """`scheduler.step()` in a pytorch-ignite handler of `Events.EPOCH_STARTED` (`ITERATION_STARTED`): the
+        engine runs it before the process function's `optimizer.step()` calls of that epoch (iteration)."""
+        facts = self.ctx.facts
+        handlers = []  # (the handler, the event: "EPOCH_STARTED")
+        for fn in facts.index.get("FunctionDef", ()):
+            for d in fn.decorators:
+                dec = d.decorator
+                if isinstance(dec, cst.Call) and isinstance(dec.func, cst.Attribute) and dec.func.attr.value == "on" \
+                        and dec.args and (event := self._started_event(dec.args[0].value, dec)):
+                    handlers.append((fn, event))
+        for call in facts.method_calls("add_event_handler"):
+            if len(call.args) >= 2 and (event := self._started_event(call.args[0].value, call)):
+                fn = facts.function_def(call.args[1].value, call)
+                if fn is not None:
+                    handlers.append((fn, event))
+        for fn, event in handlers:
+            for s in lf.scheduler_steps:
+                w = facts.where.get(s)
+                if w is None or w.function is not fn or lf.loops_of[s] \
+                        or any(isinstance(b, cst.If) for b in w.blocks[w.blocks.index(fn) + 1:]):
+                    continue  # (a step under a condition, `if engine.state.epoch > 1:`, may be meant)
+                after = event[: -len("STARTED")] + "COMPLETED"
+                self.report(
+                    s,
+                    f"`{self.ctx.code(s)}` runs in a handler of `Events.{event}`: the engine calls it before the "
+                    "optimizer steps that follow, so the first value of the learning-rate schedule is skipped "
+                    "(PyTorch warns \"Detected call of `lr_scheduler.step()` before `optimizer.step()`\"); with a "
+                    "per-epoch schedule the whole schedule runs one epoch early",
+                    hint=f"attach the handler to `Events.{after}` (after the optimizer steps)",
+                )
+
+    def _started_event(self, expr, at) -> str | None:
+        """The name of a pytorch-ignite `Events.EPOCH_STARTED` / `ITERATION_STARTED` (also with a filter,
+        `Events.EPOCH_STARTED(every=2)`, or through a name bound to it), else None."""
+        facts = self.ctx.facts
+        if isinstance(expr, cst.Name):  # `EPISODE_STARTED = Events.EPOCH_STARTED`
+            b = facts.lookup(expr.value, at)
+            if b is not None and isinstance(b.value, (cst.Attribute, cst.Call)):
+                expr = b.value
+        if isinstance(expr, cst.Call):
+            expr = expr.func
+        qn = facts.qualname(expr) or ""
+        last = qn.rsplit(".", 1)[-1]
+        return last if qn.startswith("ignite.") and last in ("EPOCH_STARTED", "ITERATION_STARTED") else None
 
 
 @register
