@@ -1327,6 +1327,14 @@ def test_tl203_lightning_on_several_devices_shuffles_for_the_loader():
     # is distributed, whatever the loader's own `shuffle`
     for devices in ("devices=4", 'strategy="ddp"', "devices=-1", "num_nodes=2"):
         assert "TL203" not in codes(LIGHTNING_TL203.format(devices=devices)), devices
+    # a strategy object bound to a name first (pytorch-lightning's fp8 example), or one the source does not
+    # show: the loader may get a DistributedSampler, so quiet
+    named = LIGHTNING_TL203.replace("trainer = L.Trainer(", "mp = L.pytorch.strategies.ModelParallelStrategy()\n"
+                                    "trainer = L.Trainer(")
+    for devices in ("strategy=mp", "strategy=args.strategy"):
+        assert "TL203" not in codes(named.format(devices=devices)), devices
+    # DataParallel is one process: the loader keeps its order
+    assert "TL203" in codes(LIGHTNING_TL203.format(devices='strategy="dp", devices=2'))
 
 
 def test_tl203_a_loader_given_to_fit():

@@ -16,6 +16,8 @@ The package is split by concern:
   through ``ds["train"]``.
 - :mod:`~trainlint.facts.datasets`: what a ``.map(f)`` does with the tokenizer (pads to a fixed
   length, truncates, groups into blocks) and the hub datasets a file loads.
+- :mod:`~trainlint.facts.processes`: how a launcher in the file (a Lightning ``Trainer`` or ``Fabric``) runs
+  the script as processes.
 
 :class:`Facts` puts them together for one module. Everything is lazy and memoised: a rule asks
 ``facts.value_of(expr)`` and gets an abstract :class:`Value`; nothing is computed for files no rule

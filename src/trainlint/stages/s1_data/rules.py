@@ -26,6 +26,7 @@ from trainlint.facts import (
 from trainlint.facts.calls import call_graph
 from trainlint.facts.datasets import dataset_chain
 from trainlint.facts.loops import loop_facts
+from trainlint.facts.processes import lightning_processes
 from trainlint.findings import Severity
 from trainlint.rule import Rule, register
 
@@ -1183,60 +1184,6 @@ def _trains(facts) -> bool:
     return False
 
 
-#: Lightning strategies that start their processes from the running one (each gets the objects of the
-#: parent, pickled or forked): only the hooks the trainer calls (`setup()`, the `*_dataloader()` methods) run
-#: again in every process
-_SPAWNING = ("spawn", "fork", "notebook")
-
-
-def _lightning_processes(facts) -> str | None:
-    """How a Lightning `Trainer(...)` (or `Fabric(...)`) of the file runs as several processes: `"script"`
-    when each process runs the script again (`strategy="ddp"`, `"fsdp"`, `"deepspeed"`, a strategy object,
-    or several devices or nodes as literals with Lightning 2's automatic strategy: `devices=4`,
-    `devices=-1`, `devices=[0, 1]`, `num_nodes=2`); `"hooks"` when the processes are spawned or forked
-    (`strategy="ddp_spawn"`; PyTorch Lightning 1.x's default for `gpus=2`), which run again only the
-    hooks the trainer calls; None for one process (`strategy="dp"`, a device count that is not a literal:
-    `devices=args.gpus` may be 1)."""
-    found = None
-    for call in facts.index.get("Call", ()):
-        qn = facts.callee(call) or ""
-        if not (qn.startswith(("lightning.", "pytorch_lightning.")) and qn.endswith((".Trainer", ".Fabric"))):
-            continue
-        strategy = argument(call, "strategy")
-        if strategy is None and qn.startswith("pytorch_lightning."):  # PyTorch Lightning 1.x: `accelerator="ddp"`
-            strategy = argument(call, "distributed_backend") or argument(call, "accelerator")
-            if not (isinstance(literal(strategy), str) and literal(strategy).startswith("ddp")):
-                strategy = None
-        name = literal(strategy) if strategy is not None else None
-        if isinstance(name, str):
-            if name == "dp":
-                continue  # DataParallel: one process
-            if name not in ("auto", "single_device", "single_tpu", "single_xla"):
-                if not any(w in name for w in _SPAWNING):
-                    return "script"
-                found = "hooks"
-                continue
-        elif isinstance(strategy, cst.Call):  # `strategy=DDPStrategy(...)`; not `SingleDeviceStrategy(...)`
-            made = (dotted(strategy.func) or "").rsplit(".", 1)[-1]
-            if made.endswith("Strategy") and not made.startswith(("SingleDevice", "DataParallel")):
-                start = literal(argument(strategy, "start_method"))
-                spawned = any(w in start for w in _SPAWNING) if isinstance(start, str) else "Spawn" in made
-                if not spawned:
-                    return "script"
-                found = "hooks"
-                continue
-        for kw in ("devices", "gpus", "num_nodes", "num_processes", "tpu_cores"):
-            arg = argument(call, kw)
-            v = literal(arg) if arg is not None else None
-            if (isinstance(v, int) and not isinstance(v, bool) and (v > 1 or v == -1)) or v == "-1" or (
-                    isinstance(v, (list, tuple)) and len(v) > 1):
-                if qn.startswith("pytorch_lightning.") or kw == "tpu_cores":
-                    found = "hooks"  # the version decides: PyTorch Lightning 1.x spawns
-                    break
-                return "script"
-    return found
-
-
 def _runs_its_definitions(facts) -> bool:
     """The module runs what it defines: a `__main__` guard, or code outside any function or class that calls
     a function or instantiates a class of the file (`main()`, `trainer = MyTrainer(...)`). A module of
@@ -1353,8 +1300,8 @@ class UnseededMultiprocessData(Rule):
         memo = self.__dict__.get("_lightning_memo", 0)
         if memo == 0:
             facts = self.ctx.facts
-            memo = self._lightning_memo = None if self.ctx.filename.endswith(".ipynb") or not _trains(facts) \
-                else _lightning_processes(facts)
+            runs = None if self.ctx.filename.endswith(".ipynb") or not _trains(facts) else lightning_processes(facts)
+            memo = self._lightning_memo = runs if runs in ("script", "hooks") else None
         if memo is None:
             return False
         w = self.ctx.facts.where[node]

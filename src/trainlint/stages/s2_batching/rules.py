@@ -29,6 +29,7 @@ from trainlint.facts.calls import call_graph
 from trainlint.facts.datasets import dataset_chain
 from trainlint.facts.expr import dotted
 from trainlint.facts.loops import loop_facts
+from trainlint.facts.processes import lightning_processes
 from trainlint.findings import Applicability, Severity
 from trainlint.pins import versions_of
 from trainlint.rule import Rule, register
@@ -785,7 +786,7 @@ def _training_use(facts, node: cst.Call, names: list[str], code) -> str | None:
     `train_dataloader()` hook; a `fit(...)` call given it. None: the file shows no training use."""
     lasts = {n.rsplit(".", 1)[-1] for n in names if not n.endswith("()")}
     if any(n == "train_dataloader()" for n in names):
-        return None if _lightning_distributed(facts) else "Lightning's `train_dataloader()` returns it, on one device"
+        return None if lightning_processes(facts, trainer_only=True) is not None else "Lightning's `train_dataloader()` returns it, on one device"
     for loop in _training_loops(facts):
         if loop.iter is node or lasts & _iterated_names(facts, loop, node):
             return f"the training loop `for ... in {code(loop.iter)}` iterates it"
@@ -796,29 +797,10 @@ def _training_use(facts, node: cst.Call, names: list[str], code) -> str | None:
             d = dotted(a.value)
             if a.value is node or (d is not None and d.rsplit(".", 1)[-1] in lasts
                                    and not _rebound_loader(facts, a.value, call, node)):
-                if _lightning_distributed(facts):
+                if lightning_processes(facts, trainer_only=True) is not None:
                     return None
                 return f"`{dotted(call.func) or 'fit'}(...)` trains on it"
     return None
-
-
-def _lightning_distributed(facts) -> bool:
-    """A Lightning `Trainer(...)` of the file runs on several devices (`strategy="ddp"`, `devices=4`,
-    `devices=-1`, `num_nodes=2`): Lightning then gives the training loader a `DistributedSampler` that
-    shuffles, whatever the loader's own `shuffle`."""
-    for call in facts.index.get("Call", ()):
-        qn = facts.callee(call) or ""
-        if not (qn.startswith(("lightning.", "pytorch_lightning.")) and qn.endswith(".Trainer")):
-            continue
-        strategy = argument(call, "strategy")
-        if strategy is not None and literal(strategy) not in ("auto", "single_device", None):
-            return True
-        for kw in ("devices", "gpus", "num_nodes"):
-            v = literal(argument(call, kw)) if argument(call, kw) is not None else None
-            if (isinstance(v, int) and not isinstance(v, bool) and (v > 1 or v == -1)) or (
-                    isinstance(v, (list, tuple)) and len(v) > 1) or v == "-1":
-                return True
-    return False
 
 
 def _rebound_loader(facts, expr, at, node: cst.Call) -> bool:
