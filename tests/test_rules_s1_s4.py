@@ -1151,16 +1151,17 @@ ok_sampler = DataLoader(train_dataset, sampler=DistributedSampler(train_dataset)
 eval_loader = DataLoader(eval_dataset, batch_size=64, shuffle=True)
 ok_eval = DataLoader(eval_dataset, batch_size=64)
 test_loader = DataLoader(tokenized["test"], 64, True)
-for batch in ok_train:
-    model(**batch).loss.backward()
-    optimizer.step()
-for batch in ok_sampler:
-    model(**batch).loss.backward()
-    optimizer.step()
-for batch in train_loader:
-    model(**batch).loss.backward()
-for batch in train_loader2:
-    optimizer.step()
+for epoch in range(3):
+    for batch in ok_train:
+        model(**batch).loss.backward()
+        optimizer.step()
+    for batch in ok_sampler:
+        model(**batch).loss.backward()
+        optimizer.step()
+    for batch in train_loader:
+        model(**batch).loss.backward()
+    for batch in train_loader2:
+        optimizer.step()
 """
 
 
@@ -1274,9 +1275,10 @@ class Noise(Dataset):
 
 x = torch.randn(64, 4)
 train_loader = DataLoader({dataset}, batch_size={size})
-for batch in train_loader:
-    model(batch).sum().backward()
-    optimizer.step()
+for epoch in range(10):
+    for batch in train_loader:
+        model(batch).sum().backward()
+        optimizer.step()
 """
 
 
@@ -1356,9 +1358,10 @@ def test_tl203_through_accelerate_prepare():
     accelerator = Accelerator()
     train_dl = DataLoader(tokenized["train"], batch_size=16, collate_fn=collator)
     model, optimizer, dl = accelerator.prepare(model, optimizer, train_dl)
-    for batch in dl:
-        accelerator.backward(model(**batch).loss)
-        optimizer.step()
+    for epoch in range(num_epochs):
+        for batch in dl:
+            accelerator.backward(model(**batch).loss)
+            optimizer.step()
     """
     [f] = lint(src, select="TL203")
     assert f.start.row == 5
@@ -1424,9 +1427,10 @@ def test_tl203_a_loader_rebound_in_one_branch_only_still_counts():
     train_loader = DataLoader(train_dataset, batch_size=128)
     if args.shuffle:
         train_loader = DataLoader(train_dataset, batch_size=128, shuffle=True)
-    for x, y in train_loader:
-        loss_fn(model(x), y).backward()
-        optimizer.step()
+    for epoch in range(args.epochs):
+        for x, y in train_loader:
+            loss_fn(model(x), y).backward()
+            optimizer.step()
     """
     [f] = lint(src, select="TL203")
     assert f.start.row == 4
@@ -1950,3 +1954,39 @@ def test_snippet_names_without_imports():
     Trainer(max_epochs=1).fit(model)
     """
     assert codes(lightning) == []
+
+
+def test_tl203_a_loop_the_script_runs_once_has_no_epoch_to_repeat():
+    # the real form (huggingface/computer-vision-course, model optimisation notebooks): `epochs = 1`, one
+    # pass over MNIST in stored order before exporting the model
+    src = """
+    import torch
+    from torch.utils.data import DataLoader
+    epochs = {epochs}
+    train_loader = torch.utils.data.DataLoader(train_dataset, 32)
+    for epoch in range(1, epochs + 1):
+        for batch_idx, (data, target) in enumerate(train_loader):
+            optimizer.zero_grad()
+            loss_fn(model(data), target).backward()
+            optimizer.step()
+    """
+    assert codes(src.format(epochs=1), select="TL203") == []
+    assert codes(src.format(epochs=10), select="TL203") == ["TL203"]
+    assert codes(src.format(epochs="args.epochs"), select="TL203") == ["TL203"]
+    # a function of the file with the loop: one pass when every call runs once, several when a loop calls it
+    helper = """
+    import torch
+    from torch.utils.data import DataLoader
+    train_loader = DataLoader(train_dataset, 32)
+
+    def train_one_epoch(loader):
+        for x, y in loader:
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+            optimizer.zero_grad()
+
+    {call}
+    """
+    assert codes(helper.format(call="train_one_epoch(train_loader)"), select="TL203") == []
+    assert codes(helper.format(call="for epoch in range(5):\n        train_one_epoch(train_loader)"),
+                 select="TL203") == ["TL203"]

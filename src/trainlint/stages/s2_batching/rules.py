@@ -28,7 +28,7 @@ from trainlint.facts import (
 from trainlint.facts.calls import call_graph
 from trainlint.facts.datasets import dataset_chain
 from trainlint.facts.expr import dotted
-from trainlint.facts.loops import loop_facts
+from trainlint.facts.loops import loop_facts, loops_around
 from trainlint.facts.processes import lightning_processes
 from trainlint.findings import Applicability, Severity
 from trainlint.pins import versions_of
@@ -788,7 +788,7 @@ def _training_use(facts, node: cst.Call, names: list[str], code) -> str | None:
     if any(n == "train_dataloader()" for n in names):
         return None if lightning_processes(facts, trainer_only=True) is not None else "Lightning's `train_dataloader()` returns it, on one device"
     for loop in _training_loops(facts):
-        if loop.iter is node or lasts & _iterated_names(facts, loop, node):
+        if (loop.iter is node or lasts & _iterated_names(facts, loop, node)) and not _one_pass(facts, loop):
             return f"the training loop `for ... in {code(loop.iter)}` iterates it"
     for call in facts.method_calls("fit"):
         for a in call.args:
@@ -913,6 +913,48 @@ def _unpacked_count(facts, binding) -> int:
                 if isinstance(t.target, (cst.Tuple, cst.List)):
                     return len(t.target.elements)
     return -1
+
+
+def _int_value(facts, expr, at):
+    """An integer the source shows: a literal, a name bound to one, or a sum or difference of those
+    (`epochs + 1` with `epochs = 1`)."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        a, b = _int_value(facts, expr.left, at), _int_value(facts, expr.right, at)
+        if isinstance(a, int) and isinstance(b, int):
+            return a + b if isinstance(expr.operator, cst.Add) else a - b
+        return None
+    v = facts.constant(expr, at)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _runs_once(facts, loop) -> bool:
+    """`for epoch in range(1)`, `range(1, epochs + 1)` with `epochs = 1`: a loop the source shows runs once."""
+    it = loop.iter if isinstance(loop, cst.For) else None
+    if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range"
+            and facts.lookup("range", loop) is None):
+        return False
+    bounds = [_int_value(facts, a.value, loop) for a in it.args if a.keyword is None]
+    if not bounds or len(bounds) > 2 or not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds):
+        return False
+    return (bounds[0] if len(bounds) == 1 else bounds[1] - bounds[0]) == 1
+
+
+def _one_pass(facts, node: cst.CSTNode, depth: int = 0) -> bool:
+    """``node`` (the loop over the loader, or a call of its function) runs once in the whole script: no loop
+    around it in its function (other than one the source shows runs once), and its function is called only
+    from places that run once too (a function no code of the file calls may be called again by anything:
+    not one pass). One pass over data
+    not stored by label is as good as a shuffled one; there is no epoch to repeat."""
+    outer = [L for L in loops_around(facts, node) if L is not node]
+    if any(not _runs_once(facts, L) for L in outer):
+        return False
+    fn = facts.where[node].function
+    if fn is None:
+        return True
+    if not isinstance(fn, cst.FunctionDef) or depth > 3:
+        return False
+    callers = call_graph(facts).callers(fn)
+    return bool(callers) and all(_one_pass(facts, c, depth + 1) for c in callers)
 
 
 def _training_loops(facts) -> list[cst.For]:
