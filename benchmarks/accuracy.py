@@ -4,7 +4,7 @@ recall on a set of real bugs. Prints numbers; the committed snapshot and docs/ac
     python benchmarks/accuracy.py lock        --git owner/name=GIT_DIR ...  [--set corpus]
     python benchmarks/accuracy.py materialize --git owner/name=GIT_DIR ...  [--set corpus]
     python benchmarks/accuracy.py materialize --git-root DIR   # clones as DIR/name, DIR/owner/name, ...
-    python benchmarks/accuracy.py [run]       [--set corpus --set buggy] [--no-write]
+    python benchmarks/accuracy.py [run]       [--set corpus --set buggy] [--no-write]   # and the held-out rounds
     python benchmarks/accuracy.py render      # docs/accuracy.md from the committed files only
     python benchmarks/accuracy.py heldout --set corpus --new SOURCE_ID ...   # record a held-out round
     python benchmarks/accuracy.py heldout --set buggy --new cases/x.py ...
@@ -857,6 +857,18 @@ def run(set_names: list[str], write: bool, jobs: int, reuse: bool = False) -> in
             meta = {"set": name, "files": len(lock), "sources": len({e.source for e in lock}),
                     "versions": library_versions(), "default_rules": sorted(default_codes())}
             write_jsonl(set_dir / "snapshot.jsonl", [{"meta": meta}, *rows])
+    for r in read_jsonl(HELDOUT):
+        if r["set"] not in set_names:
+            continue
+        if r["set"] == "corpus":
+            v = r["verdicts"]
+            print(f"[held-out {r['date']}, rules {r['rules']}] {len(r['added'])} new sources, {r['files']} files, "
+                  f"{r['findings']} findings: {v['true']} true, {v['false']} false, {v['version']} version; precision "
+                  f"{_pct(v['true'], v['true'] + v['false'])}")
+        else:
+            print(f"[held-out {r['date']}, rules {r['rules']}] {len(r['added'])} new cases: recall "
+                  f"{_pct(r['found'], r['expected'])} ({r['found']}/{r['expected']}), every rule "
+                  f"{_pct(r['found_every_rule'], r['expected'])}")
     if write:
         DOC.write_text(render() + "\n", encoding="utf-8")
     return status

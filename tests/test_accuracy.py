@@ -376,6 +376,10 @@ def test_run_without_the_materialised_corpus_prints_the_committed_numbers(tmp_pa
     from trainlint.rule import default_codes
 
     assert int(total.group(1)) == sum(1 for r in rows if r["code"] in default_codes())
+    rounds = [r for r in acc.read_jsonl(acc.HELDOUT) if r["set"] == "corpus"]
+    assert out.count("[held-out ") == len(rounds)  # each held-out round of the set, with its precision
+    for r in rounds:
+        assert f"rules {r['rules']}] {len(r['added'])} new sources, {r['files']} files" in out
 
 
 def test_clones_are_found_under_a_root_in_the_usual_layouts(tmp_path):
