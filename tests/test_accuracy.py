@@ -242,16 +242,20 @@ include = ["apps/**"]
 # ---------------------------------------------------------------------------------------------
 # Held-out rounds
 
-def _local_set(tmp_path: Path, name: str) -> Path:
+def _local_set(tmp_path: Path, name: str, source: str = "cases", files: dict | None = None) -> Path:
+    """A set of one local source (``source`` is its id and directory) holding ``files``, locked."""
+    if files is None:
+        files = {"loop.py": SCRIPT,  # never calls zero_grad: TL701 on line 10
+                 "other.py": SCRIPT.replace("optimizer.step()", "optimizer.step()\n    optimizer.zero_grad()")}
     set_dir = tmp_path / name
-    (set_dir / "cases").mkdir(parents=True)
-    (set_dir / "cases" / "loop.py").write_text(SCRIPT)  # never calls zero_grad: TL701 on line 10
-    (set_dir / "cases" / "other.py").write_text(SCRIPT.replace("optimizer.step()", "optimizer.step()\n    optimizer.zero_grad()"))
-    (set_dir / "sources.toml").write_text("""
+    (set_dir / source).mkdir(parents=True)
+    for file, text in files.items():
+        (set_dir / source / file).write_text(text)
+    (set_dir / "sources.toml").write_text(f"""
 [[source]]
-id = "cases"
+id = "{source}"
 kind = "local"
-dir = "cases"
+dir = "{source}"
 license = "MIT"
 stack = "torch-2"
 include = ["*.py"]
@@ -394,19 +398,7 @@ def test_clones_are_found_under_a_root_in_the_usual_layouts(tmp_path):
 
 
 def test_a_local_source_is_linted_in_place_without_materialising(tmp_path):
-    set_dir = tmp_path / "buggy"
-    (set_dir / "scripts").mkdir(parents=True)
-    (set_dir / "scripts" / "loop.py").write_text(SCRIPT)  # never calls zero_grad: TL701
-    (set_dir / "sources.toml").write_text("""
-[[source]]
-id = "ours"
-kind = "local"
-dir = "scripts"
-license = "MIT"
-stack = "torch-2"
-include = ["*.py"]
-""")
-    acc.build_lock(set_dir, {}, log=lambda *a: None)
+    set_dir = _local_set(tmp_path, "buggy", source="ours", files={"loop.py": SCRIPT})  # never calls zero_grad: TL701
     rows, missing = acc.lint_set(set_dir, root=tmp_path / "not-materialised", jobs=1)
     assert missing == []
     assert [(r["source"], r["path"], r["code"], r["line"]) for r in rows] == [("ours", "loop.py", "TL701", 10)]

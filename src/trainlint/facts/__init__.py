@@ -37,6 +37,7 @@ from trainlint.facts.expr import (
     literal,
     method_name,
     positional,
+    self_item,
 )
 from trainlint.facts.imports import Imports, canonical
 from trainlint.facts.scopes import Binding, Scopes
@@ -65,5 +66,5 @@ __all__ = [
     "DatasetValue", "Facts", "FunctionValue", "Imports", "MetricValue", "ModelValue", "Scopes",
     "TFDatasetValue", "Tokenization", "TokenizerValue", "TrainerValue", "Value", "Where", "argument",
     "canonical", "dotted", "given", "has_star_kwargs", "iter_calls", "iter_nodes", "keyword", "literal",
-    "looks_like_group_texts", "method_name", "positional", "walk",
+    "looks_like_group_texts", "method_name", "positional", "self_item", "walk",
 ]

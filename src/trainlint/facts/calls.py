@@ -6,6 +6,19 @@ from __future__ import annotations
 import libcst as cst
 
 from trainlint.facts.expr import dotted
+from trainlint.facts.loops import module_itself
+from trainlint.facts.values import ClassValue
+
+
+def parameters(fn: cst.FunctionDef) -> list[cst.Param]:
+    """The named parameters of ``fn`` (positional-only, ordinary, keyword-only), not `*args`/`**kwargs`."""
+    p = fn.params
+    return [*p.posonly_params, *p.params, *p.kwonly_params]
+
+
+def is_parameter(fn: cst.FunctionDef, binding) -> bool:
+    """``binding`` (a :class:`~trainlint.facts.scopes.Binding`) is that of one of ``fn``'s parameters."""
+    return any(p.name is binding.target for p in parameters(fn))
 
 
 class CallGraph:
@@ -21,6 +34,7 @@ class CallGraph:
             if w is not None:
                 self.calls_in.setdefault(w.function, []).append(call)
         self._targets: dict = {}
+        self._resolved: dict = {}
         self._callers: dict | None = None
         self._methods: dict = {}
 
@@ -67,6 +81,62 @@ class CallGraph:
                 fn = self.methods(cls).get(func.attr.value)
         self._targets[call] = fn
         return fn
+
+    def resolve(self, call: cst.Call) -> cst.FunctionDef | None:
+        """:meth:`target`, and also a method of the file's class whose instance the receiver holds
+        (`tracker.update(loss)` with `tracker = Meter()`, `model.val_start()`; see :meth:`instance_class`)."""
+        if call in self._resolved:
+            return self._resolved[call]
+        self._resolved[call] = fn = self.target(call)
+        f = call.func
+        if fn is None and isinstance(f, cst.Attribute) and dotted(f.value) not in (None, "self"):
+            cls = self.instance_class(f.value, call)
+            if cls is not None:
+                self._resolved[call] = fn = self.methods(cls).get(f.attr.value)
+        return fn
+
+    def instance_class(self, expr: cst.BaseExpression, at: cst.CSTNode, _depth: int = 0) -> cst.ClassDef | None:
+        """The class of the file whose instance ``expr`` (a name, or `self.<attr>` in a method) holds at ``at``:
+        made there (`tracker = Meter()`), given to a parameter by every call of the function
+        (`train(model)` where `model = VSE(opt)`), or assigned to `self.<attr>` by the class's methods."""
+        if _depth > 4:
+            return None
+        facts = self.facts
+        w = facts.where.get(at)
+        fn = w.function if w is not None else None
+        if isinstance(expr, cst.Name):
+            b = facts.lookup(expr.value, at)
+            if b is None:
+                return None
+            if isinstance(b.value, cst.Call):
+                return self._made_class(b.value, at)
+            if not (isinstance(fn, cst.FunctionDef) and is_parameter(fn, b)):
+                return None
+            found = set()
+            for site in self.callers(fn):
+                given = self.argument_of(site, fn, expr.value)
+                found.add(self.instance_class(given, site, _depth + 1) if isinstance(given, cst.Name) else None)
+            return found.pop() if len(found) == 1 else None
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" \
+                and isinstance(fn, cst.FunctionDef):
+            cls = self.class_of(fn)
+            if cls is None:
+                return None
+            found = set()
+            for a in facts.index.get("Assign", ()):
+                if any(isinstance(t.target, cst.Attribute) and dotted(t.target) == f"self.{expr.attr.value}"
+                       for t in a.targets) and cls in facts.where[a].blocks:
+                    found.add(self._made_class(a.value, a))
+            return found.pop() if len(found) == 1 else None
+        return None
+
+    def _made_class(self, expr: cst.BaseExpression, at: cst.CSTNode) -> cst.ClassDef | None:
+        """The class of the file that ``expr`` instantiates (`VSE(opt)`, `Meter().to(device)`)."""
+        expr = module_itself(expr)
+        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)):
+            return None
+        v = self.facts.value_of(expr.func, expr if expr in self.facts.where else at)
+        return v.node if isinstance(v, ClassValue) and isinstance(v.node, cst.ClassDef) else None
 
     def callers(self, fn: cst.FunctionDef) -> list[cst.Call]:
         """The calls of the file that run ``fn``."""

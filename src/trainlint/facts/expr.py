@@ -104,3 +104,17 @@ def given(call: cst.Call, name: str, position: int | None = None) -> cst.BaseExp
 
 def method_name(call: cst.Call) -> str | None:
     return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+
+
+def self_item(expr: cst.BaseExpression, through: tuple[str, ...] = ()) -> tuple[str, str] | None:
+    """(attribute, index) for `self.<attribute>[<index>]` indexed by a plain name (`self.labels[idx]`), also
+    through the accessors named in ``through`` (`self.df.iloc[idx]` with ``through=("iloc",)``)."""
+    if not (isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)
+            and isinstance(expr.slice[0].slice.value, cst.Name)):
+        return None
+    v = expr.value
+    if isinstance(v, cst.Attribute) and v.attr.value in through:
+        v = v.value
+    if isinstance(v, cst.Attribute) and isinstance(v.value, cst.Name) and v.value.value == "self":
+        return v.attr.value, expr.slice[0].slice.value.value
+    return None

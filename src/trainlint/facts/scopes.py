@@ -84,7 +84,7 @@ class Scopes:
             if i == 0:
                 before = [b for b in bs if b.order <= order]
                 # `ds = ds.map(f)`: the `ds` read on the right-hand side is the previous binding
-                while before and w is not None and self._in_bound_value(before[-1], at):
+                while before and w is not None and self.in_bound_value(before[-1], at):
                     before.pop()
                 if before:
                     return before[-1]
@@ -95,7 +95,7 @@ class Scopes:
             return bs[-1]
         return None
 
-    def _in_bound_value(self, binding: Binding, at: cst.CSTNode) -> bool:
+    def in_bound_value(self, binding: Binding, at: cst.CSTNode) -> bool:
         """``at`` is part of the expression ``binding`` assigns (so that binding is not made yet)."""
         value = binding.value
         if value is None or isinstance(value, (cst.FunctionDef, cst.ClassDef)) or not isinstance(value, cst.BaseExpression):

@@ -22,6 +22,7 @@ from trainlint.facts import (
     keyword,
     literal,
     positional,
+    self_item,
 )
 from trainlint.facts.calls import call_graph
 from trainlint.facts.datasets import dataset_chain
@@ -732,6 +733,18 @@ class _RowOrders:
         return None
 
 
+def _indexed_together(method: cst.FunctionDef, through: tuple[str, ...] = ()) -> dict[str, list[str]]:
+    """index name -> the attributes ``method`` reads as `self.<attribute>[<index>]` (in order, each once)."""
+    out: dict[str, list[str]] = {}
+    for sub in iter_nodes(method.body, (cst.Subscript,)):
+        item = self_item(sub, through)
+        if item is not None:
+            attrs = out.setdefault(item[1], [])
+            if item[0] not in attrs:
+                attrs.append(item[0])
+    return out
+
+
 @register
 class MisalignedLabels(Rule):
     """Features and labels that no longer line up: one of two parallel arrays shuffled on its own, or
@@ -779,16 +792,7 @@ class MisalignedLabels(Rule):
         for name, method in methods.items():
             if name == "__init__":
                 continue
-            by_index: dict[str, list[str]] = {}
-            for sub in iter_nodes(method.body, (cst.Subscript,)):
-                v = sub.value
-                if not (isinstance(v, cst.Attribute) and isinstance(v.value, cst.Name) and v.value.value == "self"
-                        and v.attr.value in listings and len(sub.slice) == 1
-                        and isinstance(sub.slice[0].slice, cst.Index) and isinstance(sub.slice[0].slice.value, cst.Name)):
-                    continue
-                by_index.setdefault(sub.slice[0].slice.value.value, [])
-                if v.attr.value not in by_index[sub.slice[0].slice.value.value]:
-                    by_index[sub.slice[0].slice.value.value].append(v.attr.value)
+            by_index = {idx: [a for a in attrs if a in listings] for idx, attrs in _indexed_together(method).items()}
             for idx, attrs in by_index.items():
                 if len(attrs) < 2:
                     continue
@@ -871,39 +875,29 @@ class MisalignedLabels(Rule):
     def _pairs_copied_before_shuffle(self, methods: dict, init: cst.FunctionDef) -> None:
         """A dataset class whose `__init__` copies a column out of its table, shuffles the table, reads another
         column, and whose `__getitem__` indexes both with one index (`self.img_names[idx]`, `self.labels[idx]`)."""
-        for name, method in methods.items():
-            if name != "__getitem__":
+        method = methods.get("__getitem__")
+        if method is None:
+            return
+        # `self.labels[idx]`, `self.data.iloc[idx]` (positional rows; not `.loc`, which reads by index label)
+        for idx, attrs in _indexed_together(method, through=("iloc",)).items():
+            keys = [f"self.{a}" for a in attrs]
+            if len(keys) < 2:
                 continue
-            by_index: dict[str, list[str]] = {}
-            for sub in iter_nodes(method.body, (cst.Subscript,)):
-                v = sub.value
-                if isinstance(v, cst.Attribute) and v.attr.value == "iloc":  # `self.data.iloc[idx]`
-                    v = v.value
-                key = _var_key(v)
-                if not (key and key.startswith("self.") and len(sub.slice) == 1
-                        and isinstance(sub.slice[0].slice, cst.Index) and isinstance(sub.slice[0].slice.value, cst.Name)):
+            orders = self._orders(init, methods)
+            if orders is None:
+                return
+            for i, a in enumerate(keys):
+                if a not in orders.state:
                     continue
-                keys = by_index.setdefault(sub.slice[0].slice.value.value, [])
-                if key not in keys:
-                    keys.append(key)
-            for idx, keys in by_index.items():
-                if len(keys) < 2:
-                    continue
-                orders = self._orders(init, methods)
-                if orders is None:
-                    return
-                for i, a in enumerate(keys):
-                    if a not in orders.state:
-                        continue
-                    for b in keys[i + 1:]:
-                        found = orders.split(orders.state[a], orders.state[b]) if b in orders.state else None
-                        if found is not None and orders.shuffled.get(found[0]) in orders.lineage.get(
-                                a if found[1] else b, frozenset()):
-                            shuffle, b_newer = found
-                            old, new = (a, b) if b_newer else (b, a)
-                            self._report_copied(orders, shuffle, old, new,
-                                                f"`{name}` pairs `{old}[{idx}]` with `{new}[{idx}]`")
-                            return
+                for b in keys[i + 1:]:
+                    found = orders.split(orders.state[a], orders.state[b]) if b in orders.state else None
+                    if found is not None and orders.shuffled.get(found[0]) in orders.lineage.get(
+                            a if found[1] else b, frozenset()):
+                        shuffle, b_newer = found
+                        old, new = (a, b) if b_newer else (b, a)
+                        self._report_copied(orders, shuffle, old, new,
+                                            f"`__getitem__` pairs `{old}[{idx}]` with `{new}[{idx}]`")
+                        return
 
     def _report_copied(self, orders: _RowOrders, shuffle: cst.CSTNode, old: str, new: str, pairing: str) -> None:
         table = orders.shuffled.get(shuffle, "the data")

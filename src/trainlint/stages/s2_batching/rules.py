@@ -25,7 +25,7 @@ from trainlint.facts import (
     literal,
     positional,
 )
-from trainlint.facts.calls import call_graph
+from trainlint.facts.calls import call_graph, is_parameter
 from trainlint.facts.datasets import dataset_chain
 from trainlint.facts.expr import dotted
 from trainlint.facts.loops import loop_facts, loops_around
@@ -846,7 +846,7 @@ def _iterated_names(facts, loop: cst.For, node: cst.Call) -> set[str]:
             continue
         b = facts.lookup(e.value, loop) if isinstance(e, cst.Name) else None
         fn = facts.where[loop].function
-        if b is not None and isinstance(fn, cst.FunctionDef) and b.target in _param_names(fn):
+        if b is not None and isinstance(fn, cst.FunctionDef) and is_parameter(fn, b):
             graph = call_graph(facts)
             callers = graph.callers(fn)
             if callers:  # a parameter: what the file's callers give it
@@ -865,11 +865,6 @@ def _iterated_names(facts, loop: cst.For, node: cst.Call) -> set[str]:
             if i < len(args) and len(args) == _unpacked_count(facts, b):
                 stack.append(args[i].value)
     return out
-
-
-def _param_names(fn: cst.FunctionDef) -> list[cst.Name]:
-    ps = fn.params
-    return [p.name for p in (*ps.posonly_params, *ps.params, *ps.kwonly_params)]
 
 
 _SYNTHETIC_CLASS = re.compile(r"Random|Fake|Dummy|Synthetic")
@@ -934,7 +929,7 @@ def _runs_once(facts, loop) -> bool:
             and facts.lookup("range", loop) is None):
         return False
     bounds = [_int_value(facts, a.value, loop) for a in it.args if a.keyword is None]
-    if not bounds or len(bounds) > 2 or not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds):
+    if not bounds or len(bounds) > 2 or None in bounds:
         return False
     return (bounds[0] if len(bounds) == 1 else bounds[1] - bounds[0]) == 1
 
@@ -943,8 +938,8 @@ def _one_pass(facts, node: cst.CSTNode, depth: int = 0) -> bool:
     """``node`` (the loop over the loader, or a call of its function) runs once in the whole script: no loop
     around it in its function (other than one the source shows runs once), and its function is called only
     from places that run once too (a function no code of the file calls may be called again by anything:
-    not one pass). One pass over data
-    not stored by label is as good as a shuffled one; there is no epoch to repeat."""
+    not one pass). One pass over data not stored by label is as good as a shuffled one; there is no epoch
+    to repeat."""
     outer = [L for L in loops_around(facts, node) if L is not node]
     if any(not _runs_once(facts, L) for L in outer):
         return False

@@ -22,6 +22,7 @@ from trainlint.facts import (
     iter_nodes,
     keyword,
     literal,
+    self_item,
 )
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
@@ -538,9 +539,10 @@ def _example_class_ids(facts, data, at) -> str | None:
     if len(gparams) != 2:
         return None
     for key, expr in _label_assignments(getitem):
-        attr = _indexed_self_attribute(_unwrap_tensor(facts, expr), gparams[1])
-        if attr is None:
+        item = self_item(_unwrap_tensor(facts, expr))
+        if item is None or item[1] != gparams[1]:
             continue
+        attr = item[0]
         param = _init_parameter_of(init, attr)
         if param is None:
             continue
@@ -575,16 +577,6 @@ def _unwrap_tensor(facts, expr):
             and not expr.args[0].star and (facts.callee(expr) or dotted(expr.func) or "") in _TENSOR_WRAPPERS:
         expr = expr.args[0].value
     return expr
-
-
-def _indexed_self_attribute(expr, index: str) -> str | None:
-    """`x` for `self.x[index]`."""
-    if (isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)
-            and isinstance(expr.slice[0].slice.value, cst.Name) and expr.slice[0].slice.value.value == index
-            and isinstance(expr.value, cst.Attribute) and isinstance(expr.value.value, cst.Name)
-            and expr.value.value.value == "self"):
-        return expr.value.attr.value
-    return None
 
 
 def _init_parameter_of(init: cst.FunctionDef, attr: str) -> str | None:
@@ -1004,7 +996,7 @@ def _module_evidence(facts, holder: cst.BaseExpression, at: cst.CSTNode) -> str 
                 elif isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in (
                         "list", "tuple", "reversed", "enumerate") and len(it.args) == 1:
                     if it.func.value == "enumerate":
-                        tgt = tgt.elements[1].value if isinstance(tgt, cst.Tuple) and len(tgt.elements) == 2 else None
+                        tgt = _second_of_pair(tgt)
                     it = it.args[0].value
                 else:
                     break
@@ -1012,7 +1004,7 @@ def _module_evidence(facts, holder: cst.BaseExpression, at: cst.CSTNode) -> str 
             if meth not in _SUBMODULE_ITERATORS:
                 continue
             if _SUBMODULE_ITERATORS[meth]:
-                tgt = tgt.elements[1].value if isinstance(tgt, cst.Tuple) and len(tgt.elements) == 2 else None
+                tgt = _second_of_pair(tgt)
             if isinstance(tgt, cst.Name) and tgt.value == holder.value:
                 return f"an element of `.{meth}()`"
         v = facts.value_of(holder, at)
@@ -1148,13 +1140,16 @@ def _flag_test(test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Attribute) and isinstance(test.value, (cst.Name, cst.Attribute))
 
 
+def _second_of_pair(target: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """`p` of a loop target `name, p` (`named_parameters()`, `enumerate(...)`); None for any other target."""
+    return target.elements[1].value if isinstance(target, cst.Tuple) and len(target.elements) == 2 else None
+
+
 def _loop_param_name(target: cst.BaseExpression, meth: str) -> str | None:
     if meth == "parameters" and isinstance(target, cst.Name):
         return target.value
-    if meth == "named_parameters" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
-        v = target.elements[1].value
-        return v.value if isinstance(v, cst.Name) else None
-    return None
+    v = _second_of_pair(target) if meth == "named_parameters" else None
+    return v.value if isinstance(v, cst.Name) else None
 
 
 def _unfreezes(facts) -> bool:

@@ -13,7 +13,7 @@ from trainlint.facts import (
     keyword,
     literal,
 )
-from trainlint.facts.calls import call_graph
+from trainlint.facts.calls import call_graph, is_parameter
 from trainlint.facts.models import compiled_model
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
@@ -245,12 +245,6 @@ def _is_self_attr(expr) -> bool:
     return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
 
 
-def _is_param(fn: cst.FunctionDef, binding) -> bool:
-    """``binding`` is the binding of one of ``fn``'s parameters."""
-    params = fn.params
-    return any(p.name is binding.target for p in (*params.posonly_params, *params.params, *params.kwonly_params))
-
-
 def _called_object(func: cst.BaseExpression) -> cst.BaseExpression:
     """`model.forward` → `model`: calling `forward` directly computes what calling the module does."""
     if isinstance(func, cst.Attribute) and func.attr.value == "forward":
@@ -339,7 +333,7 @@ class ActivationBeforeLoss(Rule):
                 return None
             if facts.where[bound_at].function is not facts.where[at].function:
                 return None
-            if any(x.order < facts.where[at].order and not facts._in_bound_value(x, at)
+            if any(x.order < facts.where[at].order and not facts.in_bound_value(x, at)
                    for x in facts.assigned_later(expr.value, bound_at)):
                 return None  # rebound in between (`probs = probs.log()` is read where it is rebound: not that)
             return self._activation(value, bound_at, depth + 1)
@@ -502,7 +496,7 @@ class ActivationBeforeLoss(Rule):
             if isinstance(given, cst.Name):
                 g = facts.lookup(given.value, site)
                 caller = facts.where[site].function if site in facts.where else None
-                if g is not None and _depth < 3 and isinstance(caller, cst.FunctionDef) and _is_param(caller, g):
+                if g is not None and _depth < 3 and isinstance(caller, cst.FunctionDef) and is_parameter(caller, g):
                     given = self._made(given.value, site, _depth + 1)  # the caller's own parameter
                 else:
                     given = g.value if g is not None else None

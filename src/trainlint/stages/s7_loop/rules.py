@@ -6,8 +6,8 @@ import re
 
 import libcst as cst
 
-from trainlint.facts import ClassValue, dotted, iter_nodes, literal
-from trainlint.facts.calls import call_graph
+from trainlint.facts import dotted, iter_nodes, literal
+from trainlint.facts.calls import call_graph, parameters
 from trainlint.facts.loops import loop_facts, loops_around, module_itself
 from trainlint.facts.models import optimizer_model, torch_optimizer
 from trainlint.findings import Applicability, Severity
@@ -97,71 +97,6 @@ def _cleared(z) -> str | None:
     if isinstance(z, cst.Call) and isinstance(z.func, cst.Attribute) and z.func.attr.value == "zero_grad":
         return _receiver(z)
     return None
-
-
-def _made_class(facts, expr, at) -> cst.ClassDef | None:
-    """The class of the file that ``expr`` instantiates (`VSE(opt)`, `Meter().to(device)`)."""
-    expr = module_itself(expr)
-    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)):
-        return None
-    v = facts.value_of(expr.func, expr if expr in facts.where else at)
-    return v.node if isinstance(v, ClassValue) and isinstance(v.node, cst.ClassDef) else None
-
-
-def _params_of(fn) -> list:
-    p = fn.params
-    return [*p.posonly_params, *p.params, *p.kwonly_params]
-
-
-def _instance_class(facts, graph, expr, at, depth: int = 0) -> cst.ClassDef | None:
-    """The class of the file whose instance ``expr`` (a name, or `self.<attr>` in a method) holds at ``at``:
-    made there (`tracker = Meter()`), given to a parameter by every call of the function
-    (`train(model)` where `model = VSE(opt)`), or assigned to `self.<attr>` by the class's methods."""
-    if depth > 4:
-        return None
-    w = facts.where.get(at)
-    fn = w.function if w is not None else None
-    if isinstance(expr, cst.Name):
-        b = facts.lookup(expr.value, at)
-        if b is None:
-            return None
-        if isinstance(b.value, cst.Call):
-            return _made_class(facts, b.value, at)
-        if not (isinstance(fn, cst.FunctionDef) and any(p.name is b.target for p in _params_of(fn))):
-            return None
-        found = set()
-        for site in graph.callers(fn):
-            given = graph.argument_of(site, fn, expr.value)
-            found.add(_instance_class(facts, graph, given, site, depth + 1) if isinstance(given, cst.Name) else None)
-        return found.pop() if len(found) == 1 else None
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" \
-            and isinstance(fn, cst.FunctionDef):
-        cls = graph.class_of(fn)
-        if cls is None:
-            return None
-        found = set()
-        for a in facts.index.get("Assign", ()):
-            if any(isinstance(t.target, cst.Attribute) and dotted(t.target) == f"self.{expr.attr.value}"
-                   for t in a.targets) and _inside(facts, a, cls):
-                found.add(_made_class(facts, a.value, a))
-        return found.pop() if len(found) == 1 else None
-    return None
-
-
-def _target(facts, call: cst.Call) -> cst.FunctionDef | None:
-    """The `def` of the file ``call`` runs: a function, a method called on `self`, or a method of the file's
-    class whose instance the receiver holds (`tracker.update(loss)`, `model.val_start()`)."""
-    graph = call_graph(facts)
-    memo = facts.__dict__.setdefault("_instance_targets", {})
-    if call in memo:
-        return memo[call]
-    memo[call] = fn = graph.target(call)
-    f = call.func
-    if fn is None and isinstance(f, cst.Attribute) and dotted(f.value) not in (None, "self"):
-        cls = _instance_class(facts, graph, f.value, call)
-        if cls is not None:
-            memo[call] = fn = graph.methods(cls).get(f.attr.value)
-    return fn
 
 
 @register
@@ -575,7 +510,7 @@ class WrongTrainEvalMode(Rule):
             own = [(c, m) for c, r, m in lf.modes if r in names and facts.where[c].function is scope]
             graph = call_graph(facts)
             for c in graph.calls_in.get(scope, ()):
-                fn = _target(facts, c)
+                fn = graph.resolve(c)
                 if fn is None or fn is scope:
                     continue
                 inner = next((i for i in (graph.inside(c, fn, n) for n in sorted(names)) if i is not None), None)
@@ -680,8 +615,9 @@ class WrongTrainEvalMode(Rule):
         found = any(facts.where[b].function is fn and not loops_around(facts, b) for b in self._lf.backward
                     if b in facts.where)
         if not found and depth < 3:
-            for c in call_graph(facts).calls_in.get(fn, ()):
-                g = _target(facts, c)
+            graph = call_graph(facts)
+            for c in graph.calls_in.get(fn, ()):
+                g = graph.resolve(c)
                 if g is not None and g is not fn and not loops_around(facts, c) and self._steps(g, depth + 1):
                     found = True
                     break
@@ -699,7 +635,7 @@ class WrongTrainEvalMode(Rule):
         graph = call_graph(facts)
         names = {r for c, r, _ in lf.modes if facts.where[c].function is fn}
         for c in graph.calls_in.get(fn, ()):
-            h = _target(facts, c)
+            h = graph.resolve(c)
             if h is None or h is fn:
                 continue
             for inner in self._left_modes(lf, h):
@@ -732,7 +668,7 @@ class WrongTrainEvalMode(Rule):
         for c in lf.calls:
             loops = loops_around(facts, c)
             if loops and loops[-1] not in training:
-                g = _target(facts, c)
+                g = graph.resolve(c)
                 if g is not None and self._steps(g):
                     training.append(loops[-1])
         done = {r.node for r in self.ctx.reports if r.rule is type(self)}
@@ -741,7 +677,7 @@ class WrongTrainEvalMode(Rule):
             for c in graph.calls_in.get(scope, ()):
                 if c in done or not _inside(facts, c, loop) or not self._periodic(c, loop):
                     continue
-                g = _target(facts, c)
+                g = graph.resolve(c)
                 if g is None or g is scope or self._steps(g):
                     continue
                 for inner, mode in self._left_modes(lf, g).items():
@@ -790,7 +726,7 @@ class WrongTrainEvalMode(Rule):
             callee = dotted(d.func) if isinstance(d.func, (cst.Name, cst.Attribute)) else None
             if backward_here and callee in holders:
                 return True
-            g = _target(facts, d)
+            g = call_graph(facts).resolve(d)
             if g is None or not self._steps(g):
                 continue
             receiver = dotted(d.func.value) if isinstance(d.func, cst.Attribute) else None
@@ -989,7 +925,7 @@ class WrongTrainEvalMode(Rule):
         return found
 
     def _runs_uncached(self, graph, call: cst.Call, fn, depth: int) -> list[str]:
-        target = _target(self.ctx.facts, call)
+        target = graph.resolve(call)
         if target is None:
             f = call.func
             if isinstance(f, cst.Name):
@@ -1180,7 +1116,7 @@ class LossAccumulatedAsTensor(Rule):
         kept = [a.value for a in node.args if isinstance(a.value, cst.Name) and a.value.value in roots]
         if not kept:
             return
-        fn = _target(facts, node)
+        fn = call_graph(facts).resolve(node)
         if fn is None or call_graph(facts).class_of(fn) is None:
             return
         # the object lives across iterations (made before the loop, or an attribute of `self`)
@@ -1195,7 +1131,7 @@ class LossAccumulatedAsTensor(Rule):
             bound = facts.lookup(value.value, node)
             if bound is None or bound.order > last:
                 continue  # rebound after the backward (`losses = {k: v.item() ...}`): not what it ran on
-            param = next((p.name.value for p in _params_of(fn)
+            param = next((p.name.value for p in parameters(fn)
                           if graph.argument_of(node, fn, p.name.value) is value), None)
             if param is None or len(facts.bindings.get(fn, {}).get(param, ())) != 1:
                 continue  # not given by name, or rebound in the method (`val = val.item()`)
