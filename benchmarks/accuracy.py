@@ -875,11 +875,11 @@ def run(set_names: list[str], write: bool, jobs: int, reuse: bool = False) -> in
 
 
 def _rules_commit() -> str:
-    """The commit the rules are linted at (`+changes` when src/ differs from it)."""
+    """The commit the rules are linted at (`+changes` when trainlint/ differs from it)."""
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True).stdout.strip()
     commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
-    return commit + ("+changes" if git("status", "--porcelain", "--", "src") else "")
+    return commit + ("+changes" if git("status", "--porcelain", "--", "trainlint") else "")
 
 
 def heldout(name: str, new: list[str], write: bool, jobs: int = 0) -> int:

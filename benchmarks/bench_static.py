@@ -205,7 +205,7 @@ def script_latency(repeat: int = 10) -> dict:
 
 
 def relint_latency(lines: int = 500, repeat: int = 30) -> dict:
-    sys.path.insert(0, str(ROOT / "src"))
+    sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(BENCH))
     from trainlint.config import Settings
     from trainlint.engine import lint_text
@@ -275,7 +275,7 @@ def main() -> None:
     ap.add_argument("--skip-serial", action="store_true", help="skip the -j1 full-corpus run")
     args = ap.parse_args()
 
-    sys.path.insert(0, str(ROOT / "src"))
+    sys.path.insert(0, str(ROOT))
     from trainlint.parallel import default_jobs
 
     jobs = args.jobs or default_jobs()

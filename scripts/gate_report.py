@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT))
 
 from trainlint.config import Settings  # noqa: E402
 from trainlint.engine import FRAMEWORK_RE, code_words, lint_paths  # noqa: E402

@@ -15,7 +15,7 @@ START, END = "<!-- rules:start -->", "<!-- rules:end -->"
 
 
 def table() -> str:
-    sys.path.insert(0, str(ROOT / "src"))
+    sys.path.insert(0, str(ROOT))
     from trainlint.rule import all_rules
 
     rows = ["| code | name | stage | severity | default | static | probe | autofix |",

@@ -119,7 +119,7 @@ def _hashes(root: Path) -> dict[str, str]:
 def test_adding_a_rule_touches_exactly_the_places_contributing_lists(tmp_path):
     copy = tmp_path / "repo"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
-    for d in ("src", "rules", "scripts"):
+    for d in ("trainlint", "rules", "scripts"):
         shutil.copytree(ROOT / d, copy / d, ignore=ignore)
     shutil.copy(ROOT / "README.md", copy / "README.md")
     before = _hashes(copy)
@@ -127,10 +127,10 @@ def test_adding_a_rule_touches_exactly_the_places_contributing_lists(tmp_path):
     # the walk-through, place by place
     (copy / "rules" / f"{CODE}.md").write_text(TOY_DOC, encoding="utf-8")
     for name, snippet in (("rules.py", TOY_RULE), ("probe.py", TOY_CHECK)):
-        module = copy / "src" / "trainlint" / "stages" / STAGE / name
+        module = copy / "trainlint" / "stages" / STAGE / name
         module.write_text(module.read_text(encoding="utf-8") + snippet, encoding="utf-8")
     subprocess.run([sys.executable, "scripts/rule_table.py", "--write"], cwd=copy, check=True,
-                   capture_output=True, text=True, env={"PYTHONPATH": str(copy / "src"), "PATH": ""})
+                   capture_output=True, text=True, env={"PYTHONPATH": str(copy), "PATH": ""})
 
     after = _hashes(copy)
     changed = {p for p in after if before.get(p) != after[p]}
@@ -140,7 +140,7 @@ def test_adding_a_rule_touches_exactly_the_places_contributing_lists(tmp_path):
 
     # and in the copy, everything derives from those places
     proc = subprocess.run([sys.executable, "-c", CHECK_IN_COPY], cwd=copy, capture_output=True, text=True,
-                          env={"PYTHONPATH": str(copy / "src"), "PATH": ""}, timeout=300)
+                          env={"PYTHONPATH": str(copy), "PATH": ""}, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr
     readme = (copy / "README.md").read_text(encoding="utf-8")
     assert f"| [{CODE}](rules/{CODE}.md) | toy-zero-learning-rate | optimizer | error | on | yes | yes | — |" in readme

@@ -10,7 +10,7 @@ import re
 
 from support import ROOT
 
-SRC = ROOT / "src"
+SRC = ROOT
 
 
 def _modules() -> dict[str, object]:

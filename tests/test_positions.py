@@ -13,7 +13,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from trainlint.positions import positions_of
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = sorted((ROOT / "examples").glob("*.py")) + [ROOT / "src" / "trainlint" / "engine.py"]
+SOURCES = sorted((ROOT / "examples").glob("*.py")) + [ROOT / "trainlint" / "engine.py"]
 TRICKY = (
     "import torch\r\nx = (1,\r\n     2)\r\n"  # CRLF
     "s = '''a\nb'''  # comment\n"

@@ -318,7 +318,7 @@ def test_world_of_one_without_any_network(tmp_path):
     if unshare and subprocess.run([unshare, "--net", "--map-root-user", unshare, "--user", "true"],
                                   capture_output=True).returncode == 0:
         prefix = [unshare, "--net", "--map-root-user", unshare, "--user"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([*prefix, sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     assert "world of one: ok" in done.stdout

@@ -433,8 +433,8 @@ def test_gradient_tape_loop_weights_must_move(kpy: str, tmp_path: Path, fixed: b
 @keras_probe
 def test_cli_probe_tf_keras_labels_in_features_target_data_missing(kpy: str, tmp_path: Path):
     """`trainlint --probe --python TF_ENV/bin/python`: trainlint lives here, the script runs there."""
-    if not (ROOT / "src" / "trainlint" / "cli.py").exists():
-        pytest.fail("src/trainlint/cli.py is missing")
+    if not (ROOT / "trainlint" / "cli.py").exists():
+        pytest.fail("trainlint/cli.py is missing")
     script = tmp_path / "train_keras.py"
     script.write_text(PLAIN.format(keras="tf_keras"), encoding="utf-8")
     proc = subprocess.run(

@@ -13,7 +13,7 @@ import pytest
 
 from trainlint.probe import checks
 
-SRC = Path(__file__).resolve().parents[2] / "src" / "trainlint"
+SRC = Path(__file__).resolve().parents[2] / "trainlint"
 PROBE_SOURCES = sorted(
     [*SRC.glob("stages/s*/probe.py"), *SRC.glob("stages/s*/probe_keras.py"),
      SRC / "probe" / "hooks_torch.py", SRC / "probe" / "child_keras.py", SRC / "probe" / "torch_util.py",

@@ -15,7 +15,7 @@ from trainlint.findings import Finding, Position, ProbeStatus, Severity
 from trainlint.probe import ProbeOptions, run_probe
 from trainlint.probe.runner import _report
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+SRC = Path(__file__).resolve().parents[2]
 
 CHILD_MODULES = [
     "trainlint.probe.child",

@@ -25,7 +25,7 @@ from trainlint.probe.sandbox import detect_sandbox
 pytestmark = pytest.mark.probe
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = ROOT / "src" / "trainlint"
+PACKAGE = ROOT / "trainlint"
 
 
 @pytest.fixture(params=["bwrap", "unshare"])

@@ -19,7 +19,7 @@ def rule_url(code: str) -> str:
 @lru_cache(maxsize=1)
 def docs_dir() -> Path | None:
     here = Path(__file__).resolve().parent
-    for candidate in (here / "_rules", here.parent.parent / "rules"):
+    for candidate in (here / "_rules", here.parent / "rules"):
         if candidate.is_dir():
             return candidate
     return None
