@@ -52,13 +52,21 @@ for correct code, ``benchmarks/buggy/`` for real bugs), materialised into the gi
     owner/repo@commit or a URL) and ``reason``. Found when a finding of that code is on that line (or
     on a line with the same text in that file). Recall = found / expected.
 
+``uncovered.toml`` (the buggy set)
+    ``[[code]]`` tables: ``code``, ``name``, ``summary``: codes reserved for classes of real bugs that
+    no rule covers yet. A bug of the set is marked with a registered rule's code or with one of these.
+    Coverage = the share of the set's bugs whose code is a registered rule (the catalog's reach);
+    recall counts every bug, so an uncovered bug is a bug missed.
+
 ``benchmarks/heldout.jsonl``
     The held-out rounds: code or bugs added to a set and measured with the rules as they were before
     anything was changed for them (``heldout``: every new finding judged first). One round a line:
     ``set``, ``date``, ``rules`` (the commit linted with), ``added`` (source ids or case paths) and the
-    counts: ``verdicts`` and ``by_rule`` for the corpus, ``expected``/``found``/``found_every_rule`` and
-    ``by_rule`` (found, expected) for the buggy set. The per-rule tables measure the rules after they
-    were fixed on these files; the rounds say how they did on code they had never seen.
+    counts: ``verdicts`` and ``by_rule`` for the corpus, ``expected``/``found``/``found_every_rule``,
+    ``covered`` (the bugs whose code was a registered rule then) and ``by_rule`` (found, expected) for
+    the buggy set. Rounds recorded before ``covered`` existed held only codes of registered rules (the
+    set allowed no other), so for them covered = expected. The per-rule tables measure the rules after
+    they were fixed on these files; the rounds say how they did on code they had never seen.
 
 A finding matches a verdict with the same source, path, code and cell when the line and hash are
 equal, else with the same hash at the nearest line. ``run`` lints the materialised files with the
@@ -571,6 +579,28 @@ def _pct(num: int, den: int) -> str:
     return f"{100 * num / den:.1f} %" if den else "–"
 
 
+def reserved_codes(set_dir: Path | None = None) -> dict[str, dict]:
+    """The codes reserved in the set's ``uncovered.toml`` for bug classes no rule covers yet."""
+    path = (set_dir or SETS["buggy"]) / "uncovered.toml"
+    if not path.exists():
+        return {}
+    return {c["code"]: c for c in tomllib.loads(path.read_text(encoding="utf-8")).get("code", [])}
+
+
+def covered(expected: list[dict]) -> int:
+    """How many of the expected bugs have a code of a registered rule (the rest are reserved codes)."""
+    from trainlint.rule import all_rules
+
+    rules = all_rules()
+    return sum(1 for e in expected if e["code"] in rules)
+
+
+def _coverage_text(expected: list[dict], found: int) -> str:
+    n, cov = len(expected), covered(expected)
+    return (f"coverage {_pct(cov, n)} ({cov}/{n} bugs of a class with a registered rule); recall on those "
+            f"{_pct(found, cov)} ({found}/{cov})")
+
+
 def render(corpus_dir: Path = SETS["corpus"], buggy_dir: Path = SETS["buggy"]) -> str:
     """docs/accuracy.md, from the committed sources, lock, snapshots, verdicts and expected bugs."""
     from trainlint.rule import all_rules
@@ -615,7 +645,8 @@ def render(corpus_dir: Path = SETS["corpus"], buggy_dir: Path = SETS["buggy"]) -
     expected = read_jsonl(buggy_dir / "expected.jsonl")
     missed = recall_stats(buggy_rows, expected, stats, _expected_hashes(buggy_dir, expected, buggy_rows))
     defaults = set(corpus_meta.get("default_rules") or [c for c, r in rules.items() if r.default])
-    codes = sorted(set(stats.findings) | set(stats.expected))
+    reserved = reserved_codes(buggy_dir)
+    codes = sorted((set(stats.findings) | set(stats.expected)) - (set(reserved) - set(rules)))
     quiet = sorted(defaults - set(codes))
     out += ["", "## Per rule", "",
             "Every rule with a finding on the corpus or a real bug in the buggy set. *version* and",
@@ -644,6 +675,7 @@ def render(corpus_dir: Path = SETS["corpus"], buggy_dir: Path = SETS["buggy"]) -
     for c in stats.verdicts.values():
         all_v.update(c)
     exp_total, found_total = sum(stats.expected.values()), sum(stats.found.values())
+    uncovered = Counter(e["code"] for e in expected if e["code"] not in rules)
     out += ["", "## Totals", "",
             f"- Default rules: {tot['findings']} findings on the corpus: {tot['true']} true, {tot['false']} false, "
             f"{tot['version']} version, {tot['debatable']} debatable; precision "
@@ -654,11 +686,21 @@ def render(corpus_dir: Path = SETS["corpus"], buggy_dir: Path = SETS["buggy"]) -
             _stale_line(corpus_rows, read_jsonl(corpus_dir / "verdicts.jsonl")),
             f"- Buggy set: {exp_total} real bugs"
             + (f" in {len({(e['source'], e['path']) for e in expected})} files, {found_total} found: recall "
-               f"**{_pct(found_total, exp_total)}**." if exp_total else " (none recorded yet)."), ""]
-    if missed:
+               f"**{_pct(found_total, exp_total)}**; the catalog's {_coverage_text(expected, found_total)}."
+               if exp_total else " (none recorded yet)."), ""]
+    missed_covered = [e for e in missed if e["code"] in rules]
+    if missed_covered:
         out += ["### Real bugs not found", ""]
         out += [f"- {e['code']} `{e['source']}/{e['path']}`:{e['line']}"
-                + (f" (cell {e['cell']})" if e.get("cell") else "") + f" — {e.get('reason', '')}" for e in missed]
+                + (f" (cell {e['cell']})" if e.get("cell") else "") + f" — {e.get('reason', '')}"
+                for e in missed_covered]
+        out.append("")
+    if uncovered:
+        out += ["### Real bugs of classes no rule covers yet", "",
+                "Codes reserved in `benchmarks/buggy/uncovered.toml` for bug classes of the buggy set that no",
+                "rule covers yet; they count in the recall as bugs missed.", "",
+                "| code | class | real bugs |", "|---|---|---:|"]
+        out += [f"| {c} | {reserved.get(c, {}).get('name', '?')} | {n} |" for c, n in sorted(uncovered.items())]
         out.append("")
     out += _render_heldout(read_jsonl(HELDOUT))
     return "\n".join(out)
@@ -689,14 +731,16 @@ def _render_heldout(rounds: list[dict]) -> list[str]:
         out += ["", "Sources of each round: " + "; ".join(f"{r['date']}: {', '.join(r['added'])}" for r in corpus) + ".", ""]
     if buggy:
         out += ["| date | rules | cases added | real bugs | found | recall | found, every rule | recall, every rule "
-                "| found by rule |",
-                "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+                "| covered | coverage | found by rule |",
+                "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
         for r in buggy:
             per = ", ".join(f"{c} {f}/{e}" for c, (f, e) in r["by_rule"].items())
+            cov = r.get("covered", r["expected"])
             out.append(f"| {r['date']} | `{r['rules']}` | {len(r['added'])} | {r['expected']} | {r['found']} | "
                        f"{_pct(r['found'], r['expected'])} | {r['found_every_rule']} | "
-                       f"{_pct(r['found_every_rule'], r['expected'])} | {per} |")
-        out.append("")
+                       f"{_pct(r['found_every_rule'], r['expected'])} | {cov} | {_pct(cov, r['expected'])} | {per} |")
+        out += ["", "*covered*: the round's bugs whose code was a registered rule when it was measured (the rest",
+                "are of classes no rule covered then, `benchmarks/buggy/uncovered.toml`).", ""]
     return out
 
 
@@ -840,7 +884,8 @@ def run(set_names: list[str], write: bool, jobs: int, reuse: bool = False) -> in
             stats = Stats()
             missed = recall_stats(rows, expected, stats, _expected_hashes(set_dir, expected, rows))
             print(f"[{name}] recall {_pct(sum(stats.found.values()), sum(stats.expected.values()))} "
-                  f"({sum(stats.found.values())}/{sum(stats.expected.values())})")
+                  f"({sum(stats.found.values())}/{sum(stats.expected.values())}); "
+                  f"{_coverage_text(expected, sum(stats.found.values()))}")
             for code in sorted(stats.expected):
                 print(f"  {code}: {stats.found[code]}/{stats.expected[code]}")
             for e in missed:
@@ -866,9 +911,11 @@ def run(set_names: list[str], write: bool, jobs: int, reuse: bool = False) -> in
                   f"{r['findings']} findings: {v['true']} true, {v['false']} false, {v['version']} version; precision "
                   f"{_pct(v['true'], v['true'] + v['false'])}")
         else:
+            cov = r.get("covered", r["expected"])
             print(f"[held-out {r['date']}, rules {r['rules']}] {len(r['added'])} new cases: recall "
                   f"{_pct(r['found'], r['expected'])} ({r['found']}/{r['expected']}), every rule "
-                  f"{_pct(r['found_every_rule'], r['expected'])}")
+                  f"{_pct(r['found_every_rule'], r['expected'])}; coverage {_pct(cov, r['expected'])} "
+                  f"({cov}/{r['expected']})")
     if write:
         DOC.write_text(render() + "\n", encoding="utf-8")
     return status
@@ -936,10 +983,11 @@ def heldout(name: str, new: list[str], write: bool, jobs: int = 0) -> int:
         also = _found_with_every_rule(set_dir, missed)
         found = sum(stats.found.values())
         record |= {"expected": len(expected), "found": found, "found_every_rule": found + len(also),
+                   "covered": covered(expected),
                    "by_rule": {c: [stats.found[c], stats.expected[c]] for c in sorted(stats.expected)}}
         print(f"[{name}] held-out round: {len(expected)} real bugs in {record['files']} cases, {found} found "
               f"({_pct(found, len(expected))}); with every rule {found + len(also)} "
-              f"({_pct(found + len(also), len(expected))})")
+              f"({_pct(found + len(also), len(expected))}); {_coverage_text(expected, found)}")
         for e in missed:
             print(f"  missed {e['code']} {e['source']}/{e['path']}:{e['line']}")
     if write:
@@ -954,9 +1002,9 @@ def _found_with_every_rule(set_dir: Path, missed: list[dict]) -> list[dict]:
     from trainlint.config import Settings
     from trainlint.files import SourceFile
     from trainlint.parallel import lint_files
-    from trainlint.rule import default_codes
+    from trainlint.rule import all_rules, default_codes
 
-    off = [e for e in missed if e["code"] not in default_codes()]
+    off = [e for e in missed if e["code"] in all_rules() and e["code"] not in default_codes()]
     paths = sorted({set_dir / e["source"] / e["path"] for e in off if (set_dir / e["source"] / e["path"]).is_file()})
     if not paths:
         return []
