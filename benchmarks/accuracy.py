@@ -52,12 +52,20 @@ for correct code, ``benchmarks/buggy/`` for real bugs), materialised into the gi
     owner/repo@commit or a URL) and ``reason``. Found when a finding of that code is on that line (or
     on a line with the same text in that file). Recall = found / expected.
 
+``uncovered.toml`` (the buggy set)
+    ``[[code]]`` tables: ``code``, ``name``, ``summary``: codes reserved for classes of real bugs that
+    no rule covers yet. A bug of the set is marked with a registered rule's code or with one of these.
+    Coverage = the share of the set's bugs whose code is a registered rule (the catalog's reach);
+    recall counts every bug, so an uncovered bug is a bug missed.
+
 ``benchmarks/heldout.jsonl``
     The held-out rounds: code or bugs added to a set and measured with the rules as they were before
     anything was changed for them (``heldout``: every new finding judged first). One round a line:
     ``set``, ``date``, ``rules`` (the commit linted with), ``added`` (source ids or case paths) and the
-    counts: ``verdicts`` and ``by_rule`` for the corpus, ``expected``/``found``/``found_every_rule`` and
-    ``by_rule`` (found, expected) for the buggy set. The rounds say how the rules did on code they
+    counts: ``verdicts`` and ``by_rule`` for the corpus, ``expected``/``found``/``found_every_rule``,
+    ``covered`` (the bugs whose code was a registered rule then) and ``by_rule`` (found, expected) for
+    the buggy set; rounds recorded before ``covered`` existed held only codes of registered rules, so
+    for them covered = expected. The rounds say how the rules did on code they
     had never seen, so they come first: docs/accuracy.md opens with them (a row a round, then per
     rule the first-sight precision summed over the corpus rounds and the recall over the buggy
     rounds, and the default rules short of the precision target at first sight, which should be
@@ -626,7 +634,7 @@ class FirstSight:
 
 
 FIRST_SIGHT_ROUND_COLUMNS = ("set", "date", "rules", "added", "files", "findings", "true", "false", "version",
-                             "debatable", "precision", "real bugs", "found", "recall", "found, every rule")
+                             "debatable", "precision", "real bugs", "found", "recall", "found, every rule", "coverage")
 FIRST_SIGHT_RULE_COLUMNS = ("rule", "default", "findings", "true", "false", "version", "debatable", "precision",
                             "real bugs", "found", "recall")
 
@@ -640,21 +648,25 @@ def _first_sight_round_rows(fs: FirstSight) -> list[list[str]]:
         if r["set"] == "corpus":
             v = r["verdicts"]
             rows.append(head + [str(r["findings"]), *(str(v.get(k, 0)) for k in VERDICTS),
-                                _pct(v.get("true", 0), v.get("true", 0) + v.get("false", 0)), "–", "–", "–", "–"])
+                                _pct(v.get("true", 0), v.get("true", 0) + v.get("false", 0)), "–", "–", "–", "–", "–"])
         else:
+            cov = r.get("covered", r["expected"])  # rounds before `covered` held registered codes only
             rows.append(head + ["–"] * 6 + [str(r["expected"]), str(r["found"]), _pct(r["found"], r["expected"]),
-                                            f"{r['found_every_rule']} ({_pct(r['found_every_rule'], r['expected'])})"])
+                                            f"{r['found_every_rule']} ({_pct(r['found_every_rule'], r['expected'])})",
+                                            f"{cov} ({_pct(cov, r['expected'])})"])
     v, expected, found, every = fs.totals()
     corpus = [r for r in fs.rounds if r["set"] == "corpus"]
     if corpus:
         rows.append(["corpus", "all rounds", "", str(sum(len(r["added"]) for r in corpus)),
                      str(sum(r["files"] for r in corpus)), str(sum(r["findings"] for r in corpus)),
-                     *(str(v[k]) for k in VERDICTS), _pct(v["true"], v["true"] + v["false"]), "–", "–", "–", "–"])
+                     *(str(v[k]) for k in VERDICTS), _pct(v["true"], v["true"] + v["false"]), "–", "–", "–", "–", "–"])
     bugs = [r for r in fs.rounds if r["set"] != "corpus"]
+    cov = sum(r.get("covered", r["expected"]) for r in bugs)
     if bugs:
         rows.append(["buggy", "all rounds", "", str(sum(len(r["added"]) for r in bugs)),
                      str(sum(r["files"] for r in bugs)), *["–"] * 6, str(expected), str(found),
-                     _pct(found, expected), f"{every} ({_pct(every, expected)})"])
+                     _pct(found, expected), f"{every} ({_pct(every, expected)})",
+                     f"{cov} ({_pct(cov, expected)})"])
     return rows
 
 
@@ -740,6 +752,28 @@ def print_first_sight(rounds: list[dict], defaults: set[str]) -> None:
     print("\n".join(_below_bar_lines(fs, defaults)) + "\n")
 
 
+def reserved_codes(set_dir: Path | None = None) -> dict[str, dict]:
+    """The codes reserved in the set's ``uncovered.toml`` for bug classes no rule covers yet."""
+    path = (set_dir or SETS["buggy"]) / "uncovered.toml"
+    if not path.exists():
+        return {}
+    return {c["code"]: c for c in tomllib.loads(path.read_text(encoding="utf-8")).get("code", [])}
+
+
+def covered(expected: list[dict]) -> int:
+    """How many of the expected bugs have a code of a registered rule (the rest are reserved codes)."""
+    from trainlint.rule import all_rules
+
+    rules = all_rules()
+    return sum(1 for e in expected if e["code"] in rules)
+
+
+def _coverage_text(expected: list[dict], found: int) -> str:
+    n, cov = len(expected), covered(expected)
+    return (f"coverage {_pct(cov, n)} ({cov}/{n} bugs of a class with a registered rule); recall on those "
+            f"{_pct(found, cov)} ({found}/{cov})")
+
+
 def render(corpus_dir: Path = SETS["corpus"], buggy_dir: Path = SETS["buggy"], heldout_path: Path | None = None) -> str:
     """docs/accuracy.md, from the committed held-out rounds, sources, lock, snapshots, verdicts and
     expected bugs: first the held-out rounds as first measured, then the figures after the fixes."""
@@ -770,7 +804,8 @@ def render(corpus_dir: Path = SETS["corpus"], buggy_dir: Path = SETS["buggy"], h
     buggy_meta, buggy_rows = _snapshot(buggy_dir)
     expected = read_jsonl(buggy_dir / "expected.jsonl")
     missed = recall_stats(buggy_rows, expected, stats, _expected_hashes(buggy_dir, expected, buggy_rows))
-    codes = sorted(set(stats.findings) | set(stats.expected))
+    reserved = reserved_codes(buggy_dir)
+    codes = sorted((set(stats.findings) | set(stats.expected)) - (set(reserved) - set(rules)))
     quiet = sorted(defaults - set(codes))
     out += ["## After the fixes, on the same files", "",
             "The figures below are measured on every file of the sets with the rules as they are now, and",
@@ -804,6 +839,7 @@ def render(corpus_dir: Path = SETS["corpus"], buggy_dir: Path = SETS["buggy"], h
     for c in stats.verdicts.values():
         all_v.update(c)
     exp_total, found_total = sum(stats.expected.values()), sum(stats.found.values())
+    uncovered = Counter(e["code"] for e in expected if e["code"] not in rules)
     out += ["", "### Totals, after the fixes", "",
             f"- Default rules: {tot['findings']} findings on the corpus: {tot['true']} true, {tot['false']} false, "
             f"{tot['version']} version, {tot['debatable']} debatable; precision "
@@ -814,11 +850,21 @@ def render(corpus_dir: Path = SETS["corpus"], buggy_dir: Path = SETS["buggy"], h
             _stale_line(corpus_rows, read_jsonl(corpus_dir / "verdicts.jsonl")),
             f"- Buggy set: {exp_total} real bugs"
             + (f" in {len({(e['source'], e['path']) for e in expected})} files, {found_total} found: recall "
-               f"**{_pct(found_total, exp_total)}**." if exp_total else " (none recorded yet)."), ""]
-    if missed:
+               f"**{_pct(found_total, exp_total)}**; the catalog's {_coverage_text(expected, found_total)}."
+               if exp_total else " (none recorded yet)."), ""]
+    missed_covered = [e for e in missed if e["code"] in rules]
+    if missed_covered:
         out += ["### Real bugs not found", ""]
         out += [f"- {e['code']} `{e['source']}/{e['path']}`:{e['line']}"
-                + (f" (cell {e['cell']})" if e.get("cell") else "") + f" — {e.get('reason', '')}" for e in missed]
+                + (f" (cell {e['cell']})" if e.get("cell") else "") + f" — {e.get('reason', '')}"
+                for e in missed_covered]
+        out.append("")
+    if uncovered:
+        out += ["### Real bugs of classes no rule covers yet", "",
+                "Codes reserved in `benchmarks/buggy/uncovered.toml` for bug classes of the buggy set that no",
+                "rule covers yet; they count in the recall as bugs missed.", "",
+                "| code | class | real bugs |", "|---|---|---:|"]
+        out += [f"| {c} | {reserved.get(c, {}).get('name', '?')} | {n} |" for c, n in sorted(uncovered.items())]
         out.append("")
     out += ["## Corpus", "",
             f"{len(lock)} files ({sum(c['.py'] for c in per_kind.values())} scripts, "
@@ -982,7 +1028,8 @@ def run(set_names: list[str], write: bool, jobs: int, reuse: bool = False) -> in
             stats = Stats()
             missed = recall_stats(rows, expected, stats, _expected_hashes(set_dir, expected, rows))
             print(f"[{name}] recall {_pct(sum(stats.found.values()), sum(stats.expected.values()))} "
-                  f"({sum(stats.found.values())}/{sum(stats.expected.values())})")
+                  f"({sum(stats.found.values())}/{sum(stats.expected.values())}); "
+                  f"{_coverage_text(expected, sum(stats.found.values()))}")
             for code in sorted(stats.expected):
                 print(f"  {code}: {stats.found[code]}/{stats.expected[code]}")
             for e in missed:
@@ -1064,10 +1111,11 @@ def heldout(name: str, new: list[str], write: bool, jobs: int = 0) -> int:
         also = _found_with_every_rule(set_dir, missed)
         found = sum(stats.found.values())
         record |= {"expected": len(expected), "found": found, "found_every_rule": found + len(also),
+                   "covered": covered(expected),
                    "by_rule": {c: [stats.found[c], stats.expected[c]] for c in sorted(stats.expected)}}
         print(f"[{name}] held-out round: {len(expected)} real bugs in {record['files']} cases, {found} found "
               f"({_pct(found, len(expected))}); with every rule {found + len(also)} "
-              f"({_pct(found + len(also), len(expected))})")
+              f"({_pct(found + len(also), len(expected))}); {_coverage_text(expected, found)}")
         for e in missed:
             print(f"  missed {e['code']} {e['source']}/{e['path']}:{e['line']}")
     if write:
@@ -1082,9 +1130,9 @@ def _found_with_every_rule(set_dir: Path, missed: list[dict]) -> list[dict]:
     from trainlint.config import Settings
     from trainlint.files import SourceFile
     from trainlint.parallel import lint_files
-    from trainlint.rule import default_codes
+    from trainlint.rule import all_rules, default_codes
 
-    off = [e for e in missed if e["code"] not in default_codes()]
+    off = [e for e in missed if e["code"] in all_rules() and e["code"] not in default_codes()]
     paths = sorted({set_dir / e["source"] / e["path"] for e in off if (set_dir / e["source"] / e["path"]).is_file()})
     if not paths:
         return []

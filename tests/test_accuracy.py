@@ -345,12 +345,12 @@ def test_the_document_opens_with_the_rounds_as_first_measured(tmp_path):
     # a row a round and a row of totals a set, precision on the findings that are not about versions
     corpus = _md_rows(first, "corpus")
     assert corpus == [
-        ["corpus", "2026-01-02", "`aaaaaaaaaaaa`", "2", "300", "30", "18", "2", "9", "1", "90.0 %", "–", "–", "–", "–"],
-        ["corpus", "2026-01-04", "`cccccccccccc`", "1", "100", "5", "1", "4", "0", "0", "20.0 %", "–", "–", "–", "–"],
-        ["corpus", "all rounds", "", "3", "400", "35", "19", "6", "9", "1", "76.0 %", "–", "–", "–", "–"]]
+        ["corpus", "2026-01-02", "`aaaaaaaaaaaa`", "2", "300", "30", "18", "2", "9", "1", "90.0 %", "–", "–", "–", "–", "–"],
+        ["corpus", "2026-01-04", "`cccccccccccc`", "1", "100", "5", "1", "4", "0", "0", "20.0 %", "–", "–", "–", "–", "–"],
+        ["corpus", "all rounds", "", "3", "400", "35", "19", "6", "9", "1", "76.0 %", "–", "–", "–", "–", "–"]]
     assert _md_rows(first, "buggy") == [
-        ["buggy", "2026-01-03", "`bbbbbbbbbbbb`", "3", "3", *["–"] * 6, "4", "1", "25.0 %", "2 (50.0 %)"],
-        ["buggy", "all rounds", "", "3", "3", *["–"] * 6, "4", "1", "25.0 %", "2 (50.0 %)"]]
+        ["buggy", "2026-01-03", "`bbbbbbbbbbbb`", "3", "3", *["–"] * 6, "4", "1", "25.0 %", "2 (50.0 %)", "4 (100.0 %)"],
+        ["buggy", "all rounds", "", "3", "3", *["–"] * 6, "4", "1", "25.0 %", "2 (50.0 %)", "4 (100.0 %)"]]
     assert "right on 19 of the 25 findings not about versions in 2 corpus rounds (400 files): precision **76.0 %**" in first
     assert "they found 1 of 4 real bugs in 1 buggy round: recall **25.0 %**" in first
     # per rule: precision summed over the corpus rounds, recall over the buggy rounds
