@@ -279,8 +279,8 @@ def test_a_held_out_round_of_real_bugs_is_measured_and_recorded(tmp_path, monkey
     assert (record["expected"], record["found"], record["by_rule"]) == (2, 1, {"TL403": [0, 1], "TL701": [1, 1]})
     assert "missed TL403 cases/other.py:3" in capsys.readouterr().out
     assert acc.heldout("buggy", ["cases/absent.py"], write=True, jobs=1) == 2  # not in the lock
-    md = "\n".join(acc._render_heldout(acc.read_jsonl(tmp_path / "heldout.jsonl")))
-    assert f"| {record['date']} | `{record['rules']}` | 2 | 2 | 1 | 50.0 % |" in md
+    md = "\n".join(acc.render_first_sight(acc.read_jsonl(tmp_path / "heldout.jsonl"), {"TL403", "TL701"}))
+    assert f"| buggy | {record['date']} | `{record['rules']}` | 2 | 2 | – | – | – | – | – | – | 2 | 1 | 50.0 % | 1 (50.0 %) |" in md
 
 
 def test_a_held_out_round_of_new_code_needs_every_finding_judged(tmp_path, monkeypatch, capsys):
@@ -296,8 +296,87 @@ def test_a_held_out_round_of_new_code_needs_every_finding_judged(tmp_path, monke
     [record] = acc.read_jsonl(tmp_path / "heldout.jsonl")
     assert record["files"] == 2 and record["verdicts"] == {"true": 0, "false": 1, "version": 0, "debatable": 0}
     assert record["by_rule"] == {"TL701": {"false": 1}}
-    md = "\n".join(acc._render_heldout([record]))
-    assert "| 0.0 % | 0.0 % | TL701 1 |" in md
+    md = "\n".join(acc.render_first_sight([record], {"TL701"}))
+    assert f"| corpus | {record['date']} | `{record['rules']}` | 1 | 2 | 1 | 0 | 1 | 0 | 0 | 0.0 % | – | – | – | – |" in md
+    assert "| TL701 | yes | 1 | 0 | 1 | 0 | 0 | 0.0 % | 0 | 0 | – |" in md
+    assert "which should become opt-in: TL701 (0.0 %, 1 false)." in md
+
+
+# Two corpus rounds and a buggy round, as `heldout` records them
+ROUNDS = [
+    {"set": "corpus", "date": "2026-01-02", "rules": "aaaaaaaaaaaa", "added": ["a+x", "b+y"], "files": 300,
+     "findings": 30, "verdicts": {"true": 18, "false": 2, "version": 9, "debatable": 1},
+     "by_rule": {"TL001": {"true": 10}, "TL702": {"true": 4, "false": 2}, "TL703": {"true": 4, "debatable": 1},
+                 "TL805": {"version": 9}}},
+    {"set": "buggy", "date": "2026-01-03", "rules": "bbbbbbbbbbbb", "added": ["cases/a.py", "cases/b.py", "cases/c.py"],
+     "files": 3, "expected": 4, "found": 1, "found_every_rule": 2,
+     "by_rule": {"TL702": [1, 2], "TL204": [0, 1], "TL403": [0, 1]}},
+    {"set": "corpus", "date": "2026-01-04", "rules": "cccccccccccc", "added": ["c+z"], "files": 100,
+     "findings": 5, "verdicts": {"true": 1, "false": 4, "version": 0, "debatable": 0},
+     "by_rule": {"TL003": {"false": 1}, "TL702": {"false": 3}, "TL703": {"true": 1}}},
+]
+DEFAULTS = {"TL001", "TL003", "TL403", "TL702", "TL703", "TL805"}
+
+
+def test_first_sight_sums_the_rounds_per_rule_and_names_the_rules_below_the_bar():
+    fs = acc.FirstSight.of(ROUNDS)
+    assert fs.verdicts["TL702"] == {"true": 4, "false": 5} and fs.verdicts["TL703"] == {"true": 5, "debatable": 1}
+    assert (fs.found, fs.expected) == ({"TL702": 1, "TL204": 0, "TL403": 0}, {"TL702": 2, "TL204": 1, "TL403": 1})
+    v, expected, found, every = fs.totals()
+    assert (v, expected, found, every) == ({"true": 19, "false": 6, "version": 9, "debatable": 1}, 4, 1, 2)
+    # TL702: 4 of 9; TL703: 5 of 5; TL001: 10 of 10; TL003 is an engine code; TL204 is not a default rule
+    assert fs.below_bar(DEFAULTS) == (["TL702"], ["TL003"])
+    assert fs.below_bar(DEFAULTS | {"TL204"}) == (["TL702"], ["TL003"])  # no finding: nothing to judge
+
+
+def _md_rows(md: str, first_cell: str) -> list[list[str]]:
+    return [[c.strip() for c in line.strip("|").split("|")] for line in md.splitlines()
+            if line.startswith(f"| {first_cell} |")]
+
+
+def test_the_document_opens_with_the_rounds_as_first_measured(tmp_path):
+    heldout = tmp_path / "heldout.jsonl"
+    acc.write_jsonl(heldout, ROUNDS)
+    md = acc.render(heldout_path=heldout)
+    headings = [line for line in md.splitlines() if line.startswith("## ")]
+    assert headings[:2] == ["## First sight: the held-out rounds", "## After the fixes, on the same files"]
+    first, _, after = md.partition("## After the fixes, on the same files")
+    assert "### Per rule, after the fixes" in after and "### Per rule, at first sight" in first
+    # a row a round and a row of totals a set, precision on the findings that are not about versions
+    corpus = _md_rows(first, "corpus")
+    assert corpus == [
+        ["corpus", "2026-01-02", "`aaaaaaaaaaaa`", "2", "300", "30", "18", "2", "9", "1", "90.0 %", "–", "–", "–", "–"],
+        ["corpus", "2026-01-04", "`cccccccccccc`", "1", "100", "5", "1", "4", "0", "0", "20.0 %", "–", "–", "–", "–"],
+        ["corpus", "all rounds", "", "3", "400", "35", "19", "6", "9", "1", "76.0 %", "–", "–", "–", "–"]]
+    assert _md_rows(first, "buggy") == [
+        ["buggy", "2026-01-03", "`bbbbbbbbbbbb`", "3", "3", *["–"] * 6, "4", "1", "25.0 %", "2 (50.0 %)"],
+        ["buggy", "all rounds", "", "3", "3", *["–"] * 6, "4", "1", "25.0 %", "2 (50.0 %)"]]
+    assert "right on 19 of the 25 findings not about versions in 2 corpus rounds (400 files): precision **76.0 %**" in first
+    assert "they found 1 of 4 real bugs in 1 buggy round: recall **25.0 %**" in first
+    # per rule: precision summed over the corpus rounds, recall over the buggy rounds
+    assert _md_rows(first, "TL702") == [["TL702", "yes", "9", "4", "5", "0", "0", "44.4 %", "2", "1", "50.0 %"]]
+    assert _md_rows(first, "TL703") == [["TL703", "yes", "6", "5", "0", "0", "1", "100.0 %", "0", "0", "–"]]
+    opt_in = re.search(r"which should become opt-in: (.*)\.$", first, re.M).group(1)
+    assert re.findall(r"TL\d{3}", opt_in) == ["TL702"] and "TL702 (44.4 %, 5 false)" in opt_in
+    engine = re.search(r"^Engine codes below it .*: (.*)\.$", first, re.M).group(1)
+    assert re.findall(r"TL\d{3}", engine) == ["TL003"]
+
+
+def test_the_committed_document_states_the_recorded_rounds():
+    """The opening table of docs/accuracy.md, read back, says what heldout.jsonl records."""
+    doc = (ROOT / "docs" / "accuracy.md").read_text(encoding="utf-8")
+    first = doc.partition("## After the fixes")[0]
+    rounds = acc.read_jsonl(acc.HELDOUT)
+    assert rounds
+    for r in rounds:
+        [row] = [x for x in _md_rows(first, r["set"]) if x[1] == r["date"] and x[2] == f"`{r['rules']}`"]
+        assert row[3:5] == [str(len(r["added"])), str(r["files"])]
+        if r["set"] == "corpus":
+            v = r["verdicts"]
+            assert row[5:10] == [str(r["findings"]), str(v["true"]), str(v["false"]), str(v["version"]), str(v["debatable"])]
+            assert row[10] == f"{100 * v['true'] / (v['true'] + v['false']):.1f} %"
+        else:
+            assert row[11:14] == [str(r["expected"]), str(r["found"]), f"{100 * r['found'] / r['expected']:.1f} %"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -380,10 +459,13 @@ def test_run_without_the_materialised_corpus_prints_the_committed_numbers(tmp_pa
     from trainlint.rule import default_codes
 
     assert int(total.group(1)) == sum(1 for r in rows if r["code"] in default_codes())
-    rounds = [r for r in acc.read_jsonl(acc.HELDOUT) if r["set"] == "corpus"]
-    assert out.count("[held-out ") == len(rounds)  # each held-out round of the set, with its precision
-    for r in rounds:
-        assert f"rules {r['rules']}] {len(r['added'])} new sources, {r['files']} files" in out
+    # the first-sight summary of every held-out round comes first, before the numbers after the fixes
+    first, _, after = out.partition("After the fixes, on the same files")
+    assert first.startswith("First sight: the held-out rounds") and after
+    assert re.search(r"^rule\s+default\s+n\s+true", after, re.M) and not re.search(r"^rule\s+default\s+n\s", first, re.M)
+    for r in acc.read_jsonl(acc.HELDOUT):
+        row = re.search(rf"^{r['set']}\s+{r['date']}\s+{r['rules']}\s+{len(r['added'])}\s+{r['files']}\s", first, re.M)
+        assert row is not None, r
 
 
 def test_clones_are_found_under_a_root_in_the_usual_layouts(tmp_path):
