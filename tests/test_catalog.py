@@ -181,6 +181,39 @@ def test_use_instead_does_not_trigger_its_rule(code, example, tmp_path):
         )
 
 
+def premise_cases() -> list:
+    return [pytest.param(code, ex, id=f"{code}-premise-{ex.premise}-{i}")
+            for code in RULES if (RULES_DIR / f"{code}.md").is_file()
+            for i, ex in enumerate(load(code).examples("Premises"))]
+
+
+@pytest.mark.parametrize("code", sorted(c for c in RULES if (RULES_DIR / f"{c}.md").is_file()
+                                        and "Premises" in load(c).sections))
+def test_each_premise_has_a_silent_example(code):
+    """`## Premises` lists what a finding asserts, numbered; each premise has at least one ```python
+    premise=N block: the rule's example with that premise alone missing."""
+    doc = load(code)
+    premises = doc.premises
+    assert premises, f"rules/{code}.md: `## Premises` lists no numbered premise"
+    blocks = doc.examples("Premises")
+    shown = {ex.premise for ex in blocks}
+    assert None not in shown, f"rules/{code}.md: a block of `## Premises` names no premise (```python premise=N)"
+    missing = [n for n in range(1, len(premises) + 1) if n not in shown]
+    assert not missing, f"rules/{code}.md: no silent example for premise(s) {missing}"
+    assert shown <= set(range(1, len(premises) + 1)), f"rules/{code}.md: a block names a premise that is not listed"
+
+
+@pytest.mark.parametrize("code,example", premise_cases())
+def test_rule_is_silent_when_a_premise_is_missing(code, example, tmp_path):
+    compile(example.code, example.filename, "exec")  # vacuous if it did not parse
+    for label, settings in selections(code):
+        found = codes_found(code, example, settings, tmp_path)
+        assert code not in found, (
+            f"rules/{code}.md, `## Premises` block for premise {example.premise}: {code} with the {label} although "
+            f"the premise is missing\n{example.code}"
+        )
+
+
 @pytest.mark.parametrize("code,example", probe_only_cases())
 def test_probe_only_examples_are_valid_scripts(code, example, tmp_path):
     """Blocks tagged `python probe` show what only the run can see: they must be real scripts, and

@@ -49,6 +49,12 @@ class Example:
         return "probe" in self.info.split()[1:]
 
     @property
+    def premise(self) -> int | None:
+        """The premise a block of `## Premises` leaves out (```python premise=2), else None."""
+        m = re.search(r"\bpremise=(\d+)", self.info)
+        return int(m.group(1)) if m else None
+
+    @property
     def filename(self) -> str:
         m = re.search(r"filename=(\S+)", self.info)
         return m.group(1) if m else "example.py"
@@ -76,6 +82,19 @@ class RuleDoc:
     @property
     def good(self) -> list[Example]:
         return self.examples("Use instead")
+
+    @property
+    def premises(self) -> list[str]:
+        """The numbered items of `## Premises`: what each finding asserts (the text of each item)."""
+        body = _FENCE_RE.sub("", self.sections.get("Premises", ""))
+        items: list[str] = []
+        for line in body.splitlines():
+            m = re.match(r"^(\d+)\. (.*)", line)
+            if m and int(m.group(1)) == len(items) + 1:
+                items.append(m.group(2).strip())
+            elif items and line.startswith("   ") and line.strip():
+                items[-1] += " " + line.strip()
+        return items
 
 
 def parse_doc(code: str, text: str) -> RuleDoc:
