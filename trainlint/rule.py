@@ -42,6 +42,10 @@ class Rule:
     severity: ClassVar[Severity]
     #: In the default selection. Opinionated/advice-level rules set this to False.
     default: ClassVar[bool] = True
+    #: The first corpus held-out round that measured the rule as it is now (``benchmarks/heldout.jsonl``,
+    #: corpus rounds counted from 1): its first-sight precision counts from that round on. A rule whose
+    #: reasoning changes sets the next round, which then measures it at first sight.
+    measured_from: ClassVar[int] = 1
     #: What the runtime probe does to confirm it ("" when only the source can tell).
     probe: ClassVar[str] = ""
     #: Applicability of the autofix this rule offers, if any.
