@@ -66,11 +66,13 @@ for correct code, ``benchmarks/buggy/`` for real bugs), materialised into the gi
     ``covered`` (the bugs whose code was a registered rule then) and ``by_rule`` (found, expected) for
     the buggy set; rounds recorded before ``covered`` existed held only codes of registered rules, so
     for them covered = expected. The rounds say how the rules did on code they
-    had never seen, so they come first: docs/accuracy.md opens with them (a row a round, then per
-    rule the first-sight precision summed over the corpus rounds and the recall over the buggy
-    rounds, and the default rules short of the precision target at first sight, which should be
-    opt-in), and ``run`` prints the same summary before anything else. The per-rule tables after
-    them measure the rules after they were fixed on these very files.
+    had never seen, so they come first: docs/accuracy.md opens with them (a row a round, numbered
+    1, 2, 3 ... within its set in the order recorded; then per rule the first-sight precision summed
+    over the corpus rounds that measured the rule as it is now, those numbered from its
+    ``Rule.measured_from`` on, and the recall over the buggy rounds; then the default rules short of
+    the precision target at first sight, which should be opt-in), and ``run`` prints the same
+    summary before anything else. The per-rule tables after them measure the rules after they were
+    fixed on these very files.
 
 A finding matches a verdict with the same source, path, code and cell when the line and hash are
 equal, else with the same hash at the nearest line. ``run`` lints the materialised files with the
@@ -591,25 +593,46 @@ def _pct(num: int, den: int) -> str:
 @dataclass
 class FirstSight:
     """The held-out rounds (``heldout.jsonl``), as measured before anything was changed for them, and
-    their sums per rule: verdicts over the corpus rounds, real bugs found over the buggy rounds."""
+    their sums per rule: verdicts over the corpus rounds that measured the rule as it is now (those
+    numbered from its ``Rule.measured_from`` on), real bugs found over the buggy rounds."""
 
     rounds: list[dict]
+    measured_from: dict = field(default_factory=dict)  # code -> first corpus round counted (default 1)
     verdicts: dict = field(default_factory=lambda: defaultdict(Counter))  # code -> verdict -> n
     expected: Counter = field(default_factory=Counter)  # code -> real bugs
     found: Counter = field(default_factory=Counter)  # code -> real bugs found (default rules)
 
     @classmethod
-    def of(cls, rounds: list[dict]) -> FirstSight:
-        fs = cls(list(rounds))
-        for r in fs.rounds:
+    def of(cls, rounds: list[dict], measured_from: dict[str, int] | None = None) -> FirstSight:
+        """``measured_from``: code -> the first corpus round (counted from 1) that measured the rule
+        as it is; by default each registered rule's ``measured_from``."""
+        if measured_from is None:
+            from trainlint.rule import all_rules
+
+            measured_from = {code: rule.measured_from for code, rule in all_rules().items()}
+        fs = cls(list(rounds), dict(measured_from))
+        for number, r in fs.numbered():
             if r["set"] == "corpus":
                 for code, counts in r["by_rule"].items():
-                    fs.verdicts[code].update(counts)
+                    if number >= fs.first_round(code):
+                        fs.verdicts[code].update(counts)
             else:
                 for code, (found, expected) in r["by_rule"].items():
                     fs.found[code] += found
                     fs.expected[code] += expected
         return fs
+
+    def numbered(self) -> list[tuple[int, dict]]:
+        """Each round with its number within its set (1, 2, 3 ... in the order recorded)."""
+        seen = Counter()
+        out = []
+        for r in self.rounds:
+            seen[r["set"]] += 1
+            out.append((seen[r["set"]], r))
+        return out
+
+    def first_round(self, code: str) -> int:
+        return self.measured_from.get(code, 1)
 
     def codes(self) -> list[str]:
         return sorted(set(self.verdicts) | set(self.expected))
@@ -633,18 +656,19 @@ class FirstSight:
                 sum(r["found_every_rule"] for r in bugs))
 
 
-FIRST_SIGHT_ROUND_COLUMNS = ("set", "date", "rules", "added", "files", "findings", "true", "false", "version",
-                             "debatable", "precision", "real bugs", "found", "recall", "found, every rule", "coverage")
-FIRST_SIGHT_RULE_COLUMNS = ("rule", "default", "findings", "true", "false", "version", "debatable", "precision",
-                            "real bugs", "found", "recall")
+FIRST_SIGHT_ROUND_COLUMNS = ("set", "round", "date", "rules", "added", "files", "findings", "true", "false",
+                             "version", "debatable", "precision", "real bugs", "found", "recall", "found, every rule",
+                             "coverage")
+FIRST_SIGHT_RULE_COLUMNS = ("rule", "default", "measured from", "findings", "true", "false", "version", "debatable",
+                            "precision", "real bugs", "found", "recall")
 
 
 def _first_sight_round_rows(fs: FirstSight) -> list[list[str]]:
     """One row a round (corpus rounds: verdicts and precision; buggy rounds: real bugs and recall),
     then one row of totals a set."""
     rows = []
-    for r in fs.rounds:
-        head = [r["set"], r["date"], r["rules"], str(len(r["added"])), str(r["files"])]
+    for number, r in fs.numbered():
+        head = [r["set"], str(number), r["date"], r["rules"], str(len(r["added"])), str(r["files"])]
         if r["set"] == "corpus":
             v = r["verdicts"]
             rows.append(head + [str(r["findings"]), *(str(v.get(k, 0)) for k in VERDICTS),
@@ -657,13 +681,13 @@ def _first_sight_round_rows(fs: FirstSight) -> list[list[str]]:
     v, expected, found, every = fs.totals()
     corpus = [r for r in fs.rounds if r["set"] == "corpus"]
     if corpus:
-        rows.append(["corpus", "all rounds", "", str(sum(len(r["added"]) for r in corpus)),
+        rows.append(["corpus", "all", "", "", str(sum(len(r["added"]) for r in corpus)),
                      str(sum(r["files"] for r in corpus)), str(sum(r["findings"] for r in corpus)),
                      *(str(v[k]) for k in VERDICTS), _pct(v["true"], v["true"] + v["false"]), "–", "–", "–", "–", "–"])
     bugs = [r for r in fs.rounds if r["set"] != "corpus"]
     cov = sum(r.get("covered", r["expected"]) for r in bugs)
     if bugs:
-        rows.append(["buggy", "all rounds", "", str(sum(len(r["added"]) for r in bugs)),
+        rows.append(["buggy", "all", "", "", str(sum(len(r["added"]) for r in bugs)),
                      str(sum(r["files"] for r in bugs)), *["–"] * 6, str(expected), str(found),
                      _pct(found, expected), f"{every} ({_pct(every, expected)})",
                      f"{cov} ({_pct(cov, expected)})"])
@@ -674,7 +698,7 @@ def _first_sight_rule_rows(fs: FirstSight, defaults: set[str]) -> list[list[str]
     rows = []
     for code in sorted(fs.codes(), key=lambda c: (c not in defaults, c)):
         v = fs.verdicts[code]
-        rows.append([code, "yes" if code in defaults else "no", str(sum(v.values())),
+        rows.append([code, "yes" if code in defaults else "no", f"round {fs.first_round(code)}", str(sum(v.values())),
                      *(str(v[k]) for k in VERDICTS), _pct(v["true"], v["true"] + v["false"]),
                      str(fs.expected[code]), str(fs.found[code]), _pct(fs.found[code], fs.expected[code])])
     return rows
@@ -687,8 +711,9 @@ def _below_bar_lines(fs: FirstSight, defaults: set[str]) -> list[str]:
         return ", ".join(f"{c} ({_pct(fs.verdicts[c]['true'], fs.verdicts[c]['true'] + fs.verdicts[c]['false'])}, "
                          f"{fs.verdicts[c]['false']} false)" for c in codes) or "none"
 
-    return [f"Default rules below the bar at first sight (precision ≥ 95 %; with fewer than 5 true + false "
-            f"findings, no false one), which should become opt-in: {named(rules)}.",
+    return [f"Default rules below the bar at first sight (precision ≥ 95 % over the corpus rounds that measured "
+            f"the rule as it is, from the round it is measured from; with fewer than 5 true + false findings, "
+            f"no false one), which should become opt-in: {named(rules)}.",
             f"Engine codes below it (fixed in the engine, not made opt-in): {named(engine)}."]
 
 
@@ -716,8 +741,9 @@ def _text_table(columns: tuple[str, ...], rows: list[list[str]], text_columns: i
             for row in [list(columns), *rows]]
 
 
-def render_first_sight(rounds: list[dict], defaults: set[str]) -> list[str]:
-    """The opening of docs/accuracy.md: the held-out rounds, per rule, and the rules below the bar."""
+def render_first_sight(rounds: list[dict], defaults: set[str], measured_from: dict[str, int] | None = None) -> list[str]:
+    """The opening of docs/accuracy.md: the held-out rounds, per rule, and the rules below the bar
+    (``measured_from``: as for :meth:`FirstSight.of`)."""
     out = ["## First sight: the held-out rounds", "",
            "A held-out round is code or bugs added to a set and linted with the rules as they were before",
            "anything changed for them (`python benchmarks/accuracy.py heldout`, after every new finding is",
@@ -725,30 +751,32 @@ def render_first_sight(rounds: list[dict], defaults: set[str]) -> list[str]:
            "not seen. *precision* = true / (true + false): *version* and *debatable* findings are left out.", ""]
     if not rounds:
         return out + ["None recorded yet.", ""]
-    fs = FirstSight.of(rounds)
-    rows = [[r[0], r[1], f"`{r[2]}`" if r[2] else "", *r[3:]] for r in _first_sight_round_rows(fs)]
+    fs = FirstSight.of(rounds, measured_from)
+    rows = [[*r[:3], f"`{r[3]}`" if r[3] else "", *r[4:]] for r in _first_sight_round_rows(fs)]
     out += [_first_sight_headline(fs), ""]
-    out += _md_table(FIRST_SIGHT_ROUND_COLUMNS, rows, 3)
-    out += ["", "Added in each round: " + "; ".join(f"{r['set']} {r['date']} (`{r['rules']}`): {', '.join(r['added'])}"
-                                                   for r in rounds) + ".", ""]
+    out += _md_table(FIRST_SIGHT_ROUND_COLUMNS, rows, 4)
+    out += ["", "Added in each round: " + "; ".join(f"{r['set']} round {n}, {r['date']} (`{r['rules']}`): "
+                                                   f"{', '.join(r['added'])}" for n, r in fs.numbered()) + ".", ""]
     out += ["### Per rule, at first sight", "",
-            "Summed over the corpus rounds (precision) and the buggy rounds (recall of the default rules).", ""]
-    out += _md_table(FIRST_SIGHT_RULE_COLUMNS, _first_sight_rule_rows(fs, defaults), 2)
+            "Precision summed over the corpus rounds that measured the rule as it is now: those from the round",
+            "it is *measured from* on (`Rule.measured_from`; a rule whose reasoning changes is measured again",
+            "from the next round). Recall of the default rules summed over the buggy rounds.", ""]
+    out += _md_table(FIRST_SIGHT_RULE_COLUMNS, _first_sight_rule_rows(fs, defaults), 3)
     out += [""] + [x for line in _below_bar_lines(fs, defaults) for x in (line, "")]
     return out
 
 
-def print_first_sight(rounds: list[dict], defaults: set[str]) -> None:
+def print_first_sight(rounds: list[dict], defaults: set[str], measured_from: dict[str, int] | None = None) -> None:
     """The same summary as the opening of docs/accuracy.md, as text."""
     print("First sight: the held-out rounds, measured before any change made for them")
     if not rounds:
         print("  none recorded yet\n")
         return
-    fs = FirstSight.of(rounds)
+    fs = FirstSight.of(rounds, measured_from)
     print(_first_sight_headline(fs).replace("**", ""))
-    print("\n".join(_text_table(FIRST_SIGHT_ROUND_COLUMNS, _first_sight_round_rows(fs), 3)))
-    print("\nper rule, at first sight:")
-    print("\n".join(_text_table(FIRST_SIGHT_RULE_COLUMNS, _first_sight_rule_rows(fs, defaults), 2)))
+    print("\n".join(_text_table(FIRST_SIGHT_ROUND_COLUMNS, _first_sight_round_rows(fs), 4)))
+    print("\nper rule, at first sight (precision over the corpus rounds from the one it is measured from):")
+    print("\n".join(_text_table(FIRST_SIGHT_RULE_COLUMNS, _first_sight_rule_rows(fs, defaults), 3)))
     print("\n".join(_below_bar_lines(fs, defaults)) + "\n")
 
 
