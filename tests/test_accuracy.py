@@ -274,32 +274,49 @@ def test_a_held_out_round_of_real_bugs_is_measured_and_recorded(tmp_path, monkey
     monkeypatch.setitem(acc.SETS, "buggy", set_dir)
     monkeypatch.setattr(acc, "HELDOUT", tmp_path / "heldout.jsonl")
     monkeypatch.setattr(acc, "MATERIALISED", tmp_path / "not-materialised")
+    # TL701 on by default: found; then off by default: found with every rule only
+    monkeypatch.setattr("trainlint.rule.default_codes", lambda: {"TL403", "TL701"})
     assert acc.heldout("buggy", ["cases/loop.py", "cases/other.py"], write=True, jobs=1) == 0
-    [record] = acc.read_jsonl(tmp_path / "heldout.jsonl")
+    monkeypatch.setattr("trainlint.rule.default_codes", lambda: {"TL403"})
+    assert acc.heldout("buggy", ["cases/loop.py", "cases/other.py"], write=True, jobs=1) == 0
+    record, off = acc.read_jsonl(tmp_path / "heldout.jsonl")
     assert record["set"] == "buggy" and record["added"] == ["cases/loop.py", "cases/other.py"]
-    assert (record["expected"], record["found"], record["by_rule"]) == (2, 1, {"TL403": [0, 1], "TL701": [1, 1]})
+    assert record["default_rules"] == ["TL403", "TL701"] and off["default_rules"] == ["TL403"]
+    assert (record["expected"], record["found"], record["found_every_rule"], record["by_rule"]) == \
+        (2, 1, 1, {"TL403": [0, 1], "TL701": [1, 1]})
+    assert (off["expected"], off["found"], off["found_every_rule"], off["by_rule"]) == \
+        (2, 0, 1, {"TL403": [0, 1], "TL701": [0, 1]})
     assert "missed TL403 cases/other.py:3" in capsys.readouterr().out
     assert acc.heldout("buggy", ["cases/absent.py"], write=True, jobs=1) == 2  # not in the lock
-    md = "\n".join(acc.render_first_sight(acc.read_jsonl(tmp_path / "heldout.jsonl"), {"TL403", "TL701"}))
+    md = "\n".join(acc.render_first_sight([record], {"TL403", "TL701"}))
     assert f"| buggy | 1 | {record['date']} | `{record['rules']}` | 2 | 2 | – | – | – | – | – | – | 2 | 1 | 50.0 % | 1 (50.0 %) |" in md
 
 
-def test_a_held_out_round_of_new_code_needs_every_finding_judged(tmp_path, monkeypatch, capsys):
-    set_dir = _local_set(tmp_path, "corpus")
+def test_a_held_out_round_of_new_code_measures_every_rule_and_needs_every_finding_judged(tmp_path, monkeypatch, capsys):
+    forward = SCRIPT.replace("model(batch)", "model.forward(batch)").replace(
+        "optimizer.step()", "optimizer.step()\n    optimizer.zero_grad()")
+    set_dir = _local_set(tmp_path, "corpus", files={"loop.py": SCRIPT, "forward.py": forward})
     monkeypatch.setitem(acc.SETS, "corpus", set_dir)
     monkeypatch.setattr(acc, "HELDOUT", tmp_path / "heldout.jsonl")
     monkeypatch.setattr(acc, "MATERIALISED", tmp_path / "not-materialised")
-    assert acc.heldout("corpus", ["cases"], write=True, jobs=1) == 1  # the TL701 is not judged yet
+    monkeypatch.setattr("trainlint.rule.default_codes", lambda: {"TL701"})  # TL705 off by default
+    assert acc.heldout("corpus", ["cases"], write=True, jobs=1) == 1  # the TL701 and TL705 are not judged yet
     assert not (tmp_path / "heldout.jsonl").exists()
-    [line] = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("  {")]
-    acc.write_jsonl(set_dir / "verdicts.jsonl", [{k: line[k] for k in acc.KEY_FIELDS} | {"verdict": "false", "reason": "r"}])
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("  {")]
+    assert sorted(x["code"] for x in lines) == ["TL701", "TL705"]
+    acc.write_jsonl(set_dir / "verdicts.jsonl", [{k: x[k] for k in acc.KEY_FIELDS} | {
+        "verdict": "false" if x["code"] == "TL701" else "true", "reason": "r"} for x in lines])
     assert acc.heldout("corpus", ["cases"], write=True, jobs=1) == 0
     [record] = acc.read_jsonl(tmp_path / "heldout.jsonl")
-    assert record["files"] == 2 and record["verdicts"] == {"true": 0, "false": 1, "version": 0, "debatable": 0}
-    assert record["by_rule"] == {"TL701": {"false": 1}}
+    # the totals are the default rules'; every rule's verdicts are kept per rule
+    assert record["default_rules"] == ["TL701"]
+    assert record["files"] == 2 and record["findings"] == 1
+    assert record["verdicts"] == {"true": 0, "false": 1, "version": 0, "debatable": 0}
+    assert record["by_rule"] == {"TL701": {"false": 1}, "TL705": {"true": 1}}
     md = "\n".join(acc.render_first_sight([record], {"TL701"}))
-    assert f"| corpus | 1 | {record['date']} | `{record['rules']}` | 1 | 2 | 1 | 0 | 1 | 0 | 0 | 0.0 % | – | – | – | – |" in md
+    assert f"| corpus | 1 | {record['date']} | `{record['rules']}` | 1 | 2 | 1 | 0 | 1 | 0 | 0 | 0.0 % | – | – | – | –" in md
     assert "| TL701 | yes | round 1 | 1 | 0 | 1 | 0 | 0 | 0.0 % | 0 | 0 | – |" in md
+    assert "| TL705 | no | round 1 | 1 | 1 | 0 | 0 | 0 | 100.0 % | 0 | 0 | – |" in md
     assert "which should become opt-in: TL701 (0.0 %, 1 false)." in md
 
 
