@@ -373,7 +373,7 @@ def _md_rows(md: str, first_cell: str) -> list[list[str]]:
 def test_the_document_opens_with_the_rounds_as_first_measured(tmp_path):
     heldout = tmp_path / "heldout.jsonl"
     acc.write_jsonl(heldout, ROUNDS)
-    md = acc.render(heldout_path=heldout)
+    md = acc.render(heldout_path=heldout, defaults=DEFAULTS)
     headings = [line for line in md.splitlines() if line.startswith("## ")]
     assert headings[:2] == ["## First sight: the held-out rounds", "## After the fixes, on the same files"]
     first, _, after = md.partition("## After the fixes, on the same files")

@@ -16,12 +16,17 @@ from trainlint.notebook import lint_notebook_text
 
 
 def lint(source: str, select: str | None = None):
-    """Findings for a dedented snippet (default rules, or `select`)."""
-    return lint_source(textwrap.dedent(source), "train.py", Settings(select=[select] if select else None))
+    """Findings for a dedented snippet (every rule, on by default or not, or `select`)."""
+    return lint_source(textwrap.dedent(source), "train.py", Settings(select=[select or "ALL"]))
 
 
 def codes(source: str, select: str | None = None) -> list[str]:
     return [f.code for f in lint(source, select)]
+
+
+def codes_by_default(source: str) -> list[str]:
+    """The codes found with the default selection."""
+    return [f.code for f in lint_source(textwrap.dedent(source), "train.py", Settings())]
 
 # ---------------------------------------------------------------------------------------------
 # TL302 head-task-mismatch
@@ -892,7 +897,7 @@ def test_tl105_notebooks_and_a_device_only_accelerator_run_as_one_process():
         cell = {"cell_type": "code", "metadata": {}, "execution_count": 1, "outputs": [],
                 "source": textwrap.dedent(code).strip("\n")}
         nb = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
-        return [f.code for f in lint_notebook_text(json.dumps(nb), "train.ipynb", Settings()).findings]
+        return [f.code for f in lint_notebook_text(json.dumps(nb), "train.ipynb", Settings(select=["ALL"])).findings]
 
     assert notebook(kept) == []
     launched = kept + "notebook_launcher(training_function, num_processes=2)\n"
@@ -1165,9 +1170,10 @@ for epoch in range(3):
 """
 
 
-def test_tl204_off_by_default_tl203_on():
-    found = codes(LOADERS)
-    assert "TL204" not in found and found.count("TL203") == 2
+def test_tl204_and_tl203_off_by_default():
+    found = codes_by_default(LOADERS)
+    assert "TL204" not in found and "TL203" not in found
+    assert codes(LOADERS).count("TL203") == 2 and codes(LOADERS).count("TL204") == 2
 
 
 def test_tl203_tl204_selected():

@@ -108,6 +108,7 @@ class UnknownDatasetColumn(Rule):
     code = "TL102"
     name = "unknown-dataset-column"
     severity = Severity.ERROR
+    default = False
     # the columns come from the dataset table, for a `datasets.load_dataset(...)` call
     gate = (("load_dataset",), ("datasets",))
 
@@ -753,6 +754,7 @@ class MisalignedLabels(Rule):
     code = "TL104"
     name = "misaligned-labels"
     severity = Severity.ERROR
+    default = False
     # a pairing call, and (a lone shuffle — named shuffle/permutation/sample, from `random`, `numpy.random`
     # or `sklearn`, or a table's own `.sample(frac=1)` / `.shuffle()` — or an unsorted listing):
     # (S and (R or sample or shuffle)) or L is (S or L) and (R or sample or shuffle or L)
@@ -1205,6 +1207,7 @@ class UnseededMultiprocessData(Rule):
     code = "TL105"
     name = "unseeded-multiprocess-data"
     severity = Severity.WARNING
+    default = False
     # an unseeded draw (random/numpy shuffle, sample, permutation, choice; sklearn or a `datasets` dataset's
     # shuffle / train_test_split). No group for "runs as several processes": `"LOCAL_RANK" in source` also
     # holds for a string or a comment, which are not words.

@@ -716,6 +716,7 @@ class TrainLoaderNotShuffled(Rule):
     code = "TL203"
     name = "train-loader-not-shuffled"
     severity = Severity.WARNING
+    default = False
     # "train" in the dataset's expression may be in a string (`ds["train"]`): no group for it
     gate = (("DataLoader",), ("torch",))
 

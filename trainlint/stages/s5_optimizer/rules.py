@@ -416,6 +416,7 @@ class OptimizerOnReplacedModel(Rule):
     code = "TL504"
     name = "optimizer-on-replaced-model"
     severity = Severity.ERROR
+    default = False
     probe = ("Compares the optimizer's parameters with the model being trained: no overlap confirms it "
              "(one step then moves nothing).")
     #: `opt = torch.optim.X(model.parameters(), ...)`
