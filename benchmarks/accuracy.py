@@ -724,6 +724,22 @@ def _below_bar_lines(fs: FirstSight, defaults: set[str]) -> list[str]:
             f"Engine codes below it (fixed in the engine, not made opt-in): {named(engine)}."]
 
 
+def bar_failures(fs: FirstSight, defaults: set[str]) -> list[str]:
+    """One line per default rule (not an engine code) below the precision bar at first sight over the
+    corpus rounds counted for it: the rule, its figures and the two ways out."""
+    rules, _ = fs.below_bar(defaults)
+    last = sum(1 for _, r in fs.numbered() if r["set"] == "corpus")
+    out = []
+    for code in rules:
+        v = fs.verdicts[code]
+        out.append(f"{code} is on by default but {_pct(v['true'], v['true'] + v['false'])} precise at first sight "
+                   f"({v['true']} true, {v['false']} false over the corpus rounds {fs.first_round(code)} to {last}; "
+                   f"the bar: ≥ 95 %, and no false finding while fewer than 5 are judged): either set "
+                   f"`default = False` on it (saying why in rules/{code}.md), or rework it by its premises and set "
+                   f"`measured_from = {last + 1}`, the next corpus round, which then measures it at first sight")
+    return out
+
+
 def _first_sight_headline(fs: FirstSight) -> str:
     v, expected, found, _ = fs.totals()
     corpus = [r for r in fs.rounds if r["set"] == "corpus"]
