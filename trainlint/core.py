@@ -18,6 +18,7 @@ from trainlint.facts import FACT_TYPES, Facts, walk
 from trainlint.facts.imports import implied_modules
 from trainlint.findings import Edit, Finding, Fix, Position
 from trainlint.rule import Rule, all_rules
+from trainlint.syntax import Respaced, cpython_error, respace_indentation, syntax_error
 
 #: A file that mentions none of these is not a training script: it is not parsed at all. (A snippet
 #: that never imports its framework still says `from_pretrained` or `load_dataset`.)
@@ -77,31 +78,59 @@ def lint_text(source: str, filename: str, settings: Settings, *, raise_errors: b
     if settings.gate:
         words = code_words(source)
         rules = [r for r in rules if r.gate_open(words)]
-    if not rules or _deeply_nested(source):
+    nested = _deeply_nested(source)
+    if not rules or nested:
         # No rule can fire (or LibCST would choke on the nesting): CPython's parser, ~10x faster
-        # than LibCST's, is enough to report a syntax error in a training script.
-        error = _cpython_syntax_finding(source, filename)
+        # than LibCST's, is enough to report a syntax error in a training script (LibCST's newer
+        # grammar is asked only on that error path, and never about a text it would choke on).
+        error = _cpython_syntax_finding(source, filename, newer_grammar=not nested)
         if error is not None or not rules:
             return FileResult(filename, [error] if error else [], syntax_checked=True)
+    respaced = None
     try:
         module = (parse or cst.parse_module)(source)
     except cst.ParserSyntaxError as exc:
-        return FileResult(filename, [_syntax_finding(source, filename, exc)], parsed=False)
+        if cpython_error(source, filename) is not None:
+            return FileResult(filename, [_syntax_finding(source, filename, exc)], parsed=False)
+        # CPython compiles what LibCST's tokenizer refuses (tabs and spaces it counts otherwise): read it
+        # with the indentation in spaces, and place the findings back on the original columns
+        respaced = respace_indentation(source)
+        try:
+            module = cst.parse_module(respaced.source) if respaced is not None else None
+        except cst.ParserSyntaxError:
+            module = None
+        if module is None:
+            return FileResult(filename, [], note=_NOT_ANALYSED)
     except RecursionError:
         return FileResult(filename, [_meta_finding("TL001", filename, "cannot parse: the expression nesting is too deep", 1, 1)])
     result = FileResult(filename, [], parsed=True)
     if not rules:
         return result
+    text = respaced.source if respaced is not None else source
     try:
-        ctx = _run_rules(module, source, filename, settings, rules, result)
+        ctx = _run_rules(module, text, filename, settings, rules, result)
     except RecursionError:
         result.findings.append(_meta_finding("TL003", filename, "internal error: nesting too deep to analyse", 1, 1))
         result.internal_error = True
         return result
     if ctx.reports:
-        result.findings.extend(_resolve(ctx, module, source, filename, enabled, positions))
+        found = _resolve(ctx, module, text, filename, enabled, positions if respaced is None else None)
+        if respaced is not None:
+            found = [_placed_back(f, respaced) for f in found]
+        result.findings.extend(found)
     result.findings.sort(key=Finding.sort_key)
     return result
+
+
+_NOT_ANALYSED = "not analysed: Python compiles this file, but LibCST, which trainlint reads it with, cannot parse it"
+
+
+def _placed_back(f: Finding, respaced: Respaced) -> Finding:
+    """A finding of the respaced text on the original columns, without its fix (the fix's edits were
+    written against the respaced text)."""
+    start = Position(f.start.row, respaced.column(f.start.row, f.start.column))
+    end = Position(f.end.row, respaced.column(f.end.row, f.end.column))
+    return dataclasses.replace(f, start=start, end=end, fix=None)
 
 
 def _run_rules(module, source, filename, settings, rules: list[type[Rule]], result: FileResult) -> Context:
@@ -192,15 +221,16 @@ def code_words(source: str) -> set[str]:
     return words
 
 
-def _cpython_syntax_finding(source: str, filename: str) -> Finding | None:
-    """TL001 from CPython's parser when it refuses the text; None when it accepts it."""
-    try:
-        compile(source, filename, "exec", flags=0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
-    except SyntaxError as err:
-        return _meta_finding("TL001", filename, f"cannot parse: SyntaxError: {err.msg}", err.lineno or 1, err.offset or 1)
-    except (ValueError, RecursionError, MemoryError):
-        return _meta_finding("TL001", filename, "cannot parse: the expression nesting is too deep", 1, 1)
-    return None
+def _cpython_syntax_finding(source: str, filename: str, newer_grammar: bool = True) -> Finding | None:
+    """TL001 when the text is Python for no interpreter trainlint knows (CPython's parser refuses it, and so
+    does LibCST's grammar of the newest Python, asked unless ``newer_grammar`` is False); None when one of
+    them accepts it."""
+    err = syntax_error(source, filename, newer_grammar=newer_grammar)
+    if err is None:
+        return None
+    if err.lineno is None:
+        return _meta_finding("TL001", filename, f"cannot parse: {err.msg}", 1, 1)
+    return _meta_finding("TL001", filename, f"cannot parse: SyntaxError: {err.msg}", err.lineno, err.offset or 1)
 
 
 def _syntax_finding(source: str, filename: str, exc: cst.ParserSyntaxError) -> Finding:

@@ -40,6 +40,7 @@ from typing import Any, Callable, Iterable
 
 from trainlint.config import Settings
 from trainlint.findings import Edit, Finding, Fix, Position
+from trainlint.syntax import syntax_error
 
 #: cell magics whose body is Python code (kept in the virtual module)
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
@@ -199,13 +200,8 @@ _FLAGS = 0x400 | 0x2000  # ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT (I
 
 
 def _syntax_error(text: str) -> SyntaxError | None:
-    try:
-        compile(text, "<cell>", "exec", flags=_FLAGS, dont_inherit=True)
-    except SyntaxError as err:
-        return err
-    except (ValueError, RecursionError, MemoryError):
-        return SyntaxError("the expression nesting is too deep")
-    return None
+    """The cell's syntax error in every Python trainlint knows (see :func:`trainlint.syntax.syntax_error`)."""
+    return syntax_error(text, "<cell>", _FLAGS)
 
 
 _TRANSFORMER = None  # IPython's TransformerManager; False: IPython is not installed
@@ -277,6 +273,16 @@ def _is_magic(stripped: str) -> bool:
     if "?" in stripped and re.fullmatch(r"\?{1,2}%{0,2}[\w.]+|%{0,2}[\w.]+\?{1,2}", stripped):
         return True  # `?model`, `model??`, `%timeit?` (IPython help)
     return _ASSIGN_MAGIC_RE.match(stripped) is not None
+
+
+def _leading_indent(lines: list[str]) -> list[str]:
+    """IPython's `leading_indent` clean-up without IPython: the indentation of the cell's first non-blank
+    line is removed from every line that starts with it (a cell pasted with a leading space runs)."""
+    first = next((line for line in lines if line.strip()), "")
+    space = first[: len(first) - len(first.lstrip(" \t"))]
+    if not space:
+        return lines
+    return [line[len(space):] if line.startswith(space) else line for line in lines]
 
 
 def _special_lines_fallback(lines: list[str]) -> list[list[int]]:
@@ -363,6 +369,9 @@ def _virtual_lines(text: str, magics: list[str]) -> tuple[list[str], bool]:
             if cleaned != lines:
                 python, lines = False, cleaned
     if groups is None:
+        cleaned = _leading_indent(lines)
+        if cleaned != lines:
+            python, lines = False, cleaned
         groups = _special_lines_fallback(lines)
     nonblank = [i for i, line in enumerate(lines) if line.strip()]
     if not groups and len(nonblank) == 1 and _automagic(lines[nonblank[0]]):
