@@ -12,9 +12,9 @@ import pytest
 from trainlint.config import Settings
 from trainlint.engine import lint_file
 from trainlint.findings import Edit, Position
+from trainlint.fixes import apply_edits
 from trainlint.notebook import (
     NotebookError,
-    apply_notebook_edits,
     fix_notebook_text,
     lint_notebook_text,
     mask_magics,
@@ -174,7 +174,7 @@ def test_round_trip_is_byte_identical(course: Path):
     text = course.read_text(encoding="utf-8")
     nb = parse_notebook(text)
     assert nb.with_source(nb.source) == text
-    assert apply_notebook_edits(text, []) == text
+    assert fix_notebook_text(text, lambda s: apply_edits(s, [])) == text
     assert fix_notebook_text(text, lambda s: s) == text
 
 
@@ -186,7 +186,7 @@ def test_edits_rewrite_only_the_changed_cell(course: Path):
 
     virtual = lint_text(nb.source, "course.ipynb", Settings())
     tl805 = next(f for f in virtual.findings if f.code == "TL805")
-    new_text = apply_notebook_edits(text, [Edit(tl805.start, tl805.end, "eval_strategy")])
+    new_text = fix_notebook_text(text, lambda s: apply_edits(s, [Edit(tl805.start, tl805.end, "eval_strategy")]))
 
     assert new_text.endswith("}\n") and new_text.startswith('{\n "cells": [\n  {\n')  # indent 1, newline
     before, after = json.loads(text), json.loads(new_text)

@@ -19,6 +19,7 @@ from pathlib import Path
 import click
 
 from trainlint import __version__
+from trainlint.findings import Severity
 
 FORMAT_NAMES = ["concise", "full", "json", "github", "sarif", "rdjson", "gitlab", "junit"]
 
@@ -66,7 +67,7 @@ def main() -> None:
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of the selection.")
 @click.option("--output-format", type=click.Choice(FORMAT_NAMES), default="concise", show_default=True)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
+@click.option("--fail-on", type=click.Choice([s.value for s in Severity]), default=None,
               help="The least severe finding that fails the run (exit 1); findings below it are shown only. [default: warning, or `fail-on` in the config]")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
 @click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Config file (a pyproject.toml with [tool.trainlint]).")

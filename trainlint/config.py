@@ -261,11 +261,6 @@ def parse_fail_on(value: Any, what: str = "fail-on") -> Severity:
     raise ConfigError(f'{what} must be one of "error", "warning", "info" (got {value!r})')
 
 
-def fails(finding_severity: Severity, fail_on: Severity) -> bool:
-    """A finding of this severity fails the run (exit code 1) under ``fail_on``."""
-    return finding_severity.rank <= fail_on.rank
-
-
 def _cache_dir(table: dict[str, Any], path: Path) -> Path | None:
     value = table.get("cache-dir")
     if value is None:

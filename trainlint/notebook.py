@@ -22,8 +22,8 @@ Locations: :attr:`Finding.cell` is the **1-based index of the cell among all cel
 finding's rows are 1-based rows *within that cell*.
 
 Fixing (``--fix``): fixes are computed and applied on the virtual module, then written back with
-:meth:`Notebook.with_source` (or :func:`apply_notebook_edits` for a list of edits in virtual-module
-coordinates, or :func:`fix_notebook_text` given any ``source -> fixed source`` function). Only the
+:meth:`Notebook.with_source` (or :func:`fix_notebook_text` given any ``source -> fixed source``
+function, e.g. :func:`trainlint.fixes.apply_edits` of edits in virtual-module coordinates). Only the
 ``source`` of the cells that changed is rewritten; outputs, execution counts, metadata and the key
 order are kept, and the JSON is written the way Jupyter writes it (indent 1, no ASCII escaping, a
 trailing newline) unless the file used another indent. The edits carried by notebook findings
@@ -36,10 +36,11 @@ import dataclasses
 import json
 import re
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from trainlint.config import Settings
 from trainlint.findings import Edit, Finding, Fix, Position
+from trainlint.noqa import file_noqa
 
 #: cell magics whose body is Python code (kept in the virtual module)
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
@@ -462,67 +463,37 @@ def is_python_notebook(nb: Notebook) -> bool:
 
 def lint_notebook_text(text: str, filename: str, settings: Settings):
     """Lint a notebook given its JSON text: a ``FileResult`` whose findings name cell and row."""
-    from trainlint.core import _FILE_NOQA_RE, FRAMEWORK_RE, FileResult, _meta_finding, lint_text
+    from trainlint.core import FRAMEWORK_RE, FileResult, lint_text, meta_finding
 
     try:
         nb = parse_notebook(text)
     except NotebookError as exc:
-        return FileResult(filename, [_meta_finding("TL002", filename, f"cannot read: {exc}", 1, 1)])
+        return FileResult(filename, [meta_finding("TL002", filename, f"cannot read: {exc}", 1, 1)])
     if not is_python_notebook(nb):
         return FileResult(filename, [], note="not a Python notebook, nothing to lint")
     if not nb.source.strip():
         return FileResult(filename, [], note="no code cells, nothing to lint")
     result = lint_text(nb.source, filename, settings)
     broken = [c for c in nb.cells if c.error is not None]
-    if broken and settings.codes_for(filename) and not _FILE_NOQA_RE.search(nb.source) \
+    if broken and settings.codes_for(filename) and not file_noqa(nb.source) \
             and any(FRAMEWORK_RE.search(c.text) for c in nb.cells):
         for cell in broken:
             row, col, msg = cell.error
-            result.findings.append(_meta_finding("TL001", filename, msg, cell.start + row - 1, col))
+            result.findings.append(meta_finding("TL001", filename, msg, cell.start + row - 1, col))
     result.findings = sorted((nb.map_finding(f) for f in result.findings), key=Finding.sort_key)
     return result
 
 
 def lint_notebook(path: Path, settings: Settings, display: str | None = None):
-    from trainlint.core import FileResult, _meta_finding, read_source
+    from trainlint.core import FileResult, meta_finding, read_source
 
     name = display or str(path)
     text, err = read_source(path)
     if text is None:
-        return FileResult(name, [_meta_finding("TL002", name, f"cannot read: {err}", 1, 1)])
+        return FileResult(name, [meta_finding("TL002", name, f"cannot read: {err}", 1, 1)])
     if not text.strip():
-        return FileResult(name, [_meta_finding("TL002", name, "cannot read: empty file, not a notebook", 1, 1)])
+        return FileResult(name, [meta_finding("TL002", name, "cannot read: empty file, not a notebook", 1, 1)])
     return lint_notebook_text(text, name, settings)
-
-
-def _apply_edits(source: str, edits: Iterable[Edit]) -> str:
-    """Apply non-overlapping edits (1-based row/column, end exclusive) to ``source``."""
-    lines = source.split("\n")
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line) + 1)
-
-    def offset(p: Position) -> int:
-        if p.row - 1 >= len(lines):
-            return len(source)
-        return min(starts[p.row - 1] + p.column - 1, len(source))
-
-    out = source
-    last = None
-    for e in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
-        a, b = offset(e.start), offset(e.end)
-        if last is not None and b > last:
-            continue  # overlaps an edit already applied
-        out = out[:a] + e.content + out[b:]
-        last = a
-    return out
-
-
-def apply_notebook_edits(text: str, edits: Iterable[Edit]) -> str:
-    """The notebook JSON ``text`` with ``edits`` (in virtual-module coordinates, as produced by
-    ``lint_text(parse_notebook(text).source, ...)``) applied; outputs and metadata preserved."""
-    nb = parse_notebook(text)
-    return nb.with_source(_apply_edits(nb.source, edits))
 
 
 def fix_notebook_text(text: str, fix_source: Callable[[str], str]) -> str:

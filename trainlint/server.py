@@ -52,12 +52,12 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Iterable
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from trainlint.textdiff import common_prefix, common_suffix
 
 if TYPE_CHECKING:
-    from trainlint.findings import Edit, Finding, Position
+    from trainlint.findings import Finding, Position
 
 log = logging.getLogger("trainlint.server")
 
@@ -161,34 +161,6 @@ def carry_over(linted: Linted, source: str, version: int | None) -> Linted:
     return Linted(version, source, split_lines(source), kept, linted.seconds, source, linted.fail_on, carried=True)
 
 
-def apply_edits(text: str, edits: Iterable[Edit]) -> tuple[str, bool]:
-    """``text`` with the non-overlapping ``edits`` applied (later overlapping ones are skipped).
-    Returns (new text, whether an edit was skipped)."""
-    starts = line_starts(text)
-
-    def offset(p: Position) -> int:
-        if p.row - 1 >= len(starts):
-            return len(text)
-        return min(starts[p.row - 1] + p.column - 1, len(text))
-
-    spans = sorted({(offset(e.start), offset(e.end), e.content) for e in edits})
-    kept: list[tuple[int, int, str]] = []
-    skipped = False
-    for a, b, content in spans:
-        if kept and (a < kept[-1][1] or a == b == kept[-1][0] == kept[-1][1]):
-            skipped = True  # overlaps (or inserts at the same point as) an edit kept: next round
-            continue
-        kept.append((a, b, content))
-    out = []
-    pos = 0
-    for a, b, content in kept:
-        out.append(text[pos:a])
-        out.append(content)
-        pos = b
-    out.append(text[pos:])
-    return "".join(out), skipped
-
-
 # ---------------------------------------------------------------------------------------------
 # The worker side: runs in the lint process (or in process, for tests). No LSP library here.
 
@@ -252,7 +224,7 @@ class Linter:
 
     def lint(self, text: str, name: str, path: str | None, uri: str | None = None, max_chars: int = DEFAULT_MAX_CHARS,
              root: str | None = None) -> LintResult:
-        from trainlint.core import _meta_finding, lint_text
+        from trainlint.core import meta_finding, lint_text
 
         t0 = time.perf_counter()
         messages: list[str] = []
@@ -264,11 +236,11 @@ class Linter:
         fail_on = None
         findings: list
         if len(text) > max_chars:
-            findings = [_meta_finding("TL002", name, f"too large for the language server ({len(text):,} characters, "
+            findings = [meta_finding("TL002", name, f"too large for the language server ({len(text):,} characters, "
                                       f"limit {max_chars:,}): run `trainlint {name}` in a terminal", 1, 1)]
         elif "\x00" in text:
             row = text.count("\n", 0, text.index("\x00")) + 1
-            findings = [_meta_finding("TL002", name, f"cannot read: binary content (a NUL character on line {row})",
+            findings = [meta_finding("TL002", name, f"cannot read: binary content (a NUL character on line {row})",
                                       row, 1)]
         else:
             try:
@@ -277,7 +249,7 @@ class Linter:
             except UnicodeEncodeError as exc:
                 bad = text.count("\n", 0, exc.start) + 1
             if bad is not None:
-                findings = [_meta_finding("TL002", name, f"cannot read: not valid UTF-8 (a lone surrogate on line {bad})",
+                findings = [meta_finding("TL002", name, f"cannot read: not valid UTF-8 (a lone surrogate on line {bad})",
                                           bad, 1)]
             else:
                 try:
@@ -297,7 +269,7 @@ class Linter:
                         findings = lint_text(text, name, settings, parse=parse, positions=positions).findings
                 except Exception as exc:  # a bug in trainlint must not take the editor's linter down
                     log.exception("linting %s failed", name)
-                    findings = [_meta_finding("TL003", name, f"internal error: {type(exc).__name__}: {exc}", 1, 1)]
+                    findings = [meta_finding("TL003", name, f"internal error: {type(exc).__name__}: {exc}", 1, 1)]
         return LintResult(findings, text, fail_on, messages, time.perf_counter() - t0)
 
 
