@@ -275,7 +275,14 @@ class FileFix:
 
     @property
     def diff(self) -> str:
-        return to_unified_diff(self.original, self.result.source, self.display)
+        """A unified diff of the fix; for a notebook, one per changed cell (``--- a/x.ipynb:cell 5``), of
+        the cell's source: a compact one-line notebook shows the edited lines, not the whole file."""
+        if self.path.suffix != ".ipynb" or self.original == self.result.source:
+            return to_unified_diff(self.original, self.result.source, self.display)
+        from trainlint.notebook import changed_cells
+
+        return "".join(to_unified_diff(old, new, f"{self.display}:cell {index}")
+                       for index, old, new in changed_cells(self.original, self.result.source))
 
 
 def _read_text_encoding(path: Path) -> tuple[str, bool, str]:
