@@ -318,14 +318,14 @@ async def test_noqa_action(client: LanguageClient):
     assert noqa.title == "Disable TL805 for this line (# noqa: TL805)"
     new = apply_text_edits(BUGGY, noqa.edit.changes[uri])
     line = new.splitlines()[tl805.range.start.line]
-    assert line == '        evaluation_strategy="epoch",  # bug: gone in transformers 5  # noqa: TL805'
+    assert line == '        evaluation_strategy="epoch",  # bug: gone since transformers 4.51  # noqa: TL805'
     diags = await change(client, uri, 2, new)
     assert not by_code(diags, "TL805") and len(diags) == 5
 
 
 @pytest.mark.asyncio(loop_scope="module")
 async def test_noqa_action_extends_an_existing_noqa(client: LanguageClient):
-    text = BUGGY.replace('evaluation_strategy="epoch",  # bug: gone in transformers 5',
+    text = BUGGY.replace('evaluation_strategy="epoch",  # bug: gone since transformers 4.51',
                          'evaluation_strategy="epoch",  # noqa: E501')
     uri, diags = await open_doc(client, text)
     (tl805,) = by_code(diags, "TL805")

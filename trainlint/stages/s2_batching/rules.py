@@ -31,7 +31,7 @@ from trainlint.facts.expr import dotted
 from trainlint.facts.loops import loop_facts, loops_around
 from trainlint.facts.processes import lightning_processes
 from trainlint.findings import Applicability, Severity
-from trainlint.pins import versions_of
+from trainlint.pins import ABSENT, VALID, status, version_text, versions_of
 from trainlint.rule import Rule, register
 
 
@@ -1120,7 +1120,9 @@ class BatchEncodingToFit(Rule):
         model = facts.value_of(func.value, node)
         if not isinstance(model, ModelValue):
             return
-        old_tf_model = model.tf and versions_of(self.ctx).below("transformers", (4, 38))
+        # transformers TF models convert a BatchEncoding themselves from the release in the version table
+        converts = status(versions_of(self.ctx), "transformers.TF*.fit(BatchEncoding)", default=VALID)
+        old_tf_model = model.tf and converts.state == ABSENT
         if not model.qualname.startswith("keras.") and not old_tf_model:
             return  # transformers TF models convert a BatchEncoding themselves since transformers 4.38
         candidates = [argument(node, "x", 0)]
@@ -1132,9 +1134,9 @@ class BatchEncodingToFit(Rule):
                 continue
             shown = self.ctx.code(expr)
             if old_tf_model:
-                pin = versions_of(self.ctx).pin("transformers")
-                symptom = (f"`{model.cls}.{func.attr.value}` converts it to a dict only from transformers 4.38 "
-                           f"(this script runs with {pin.describe()}): Keras mistakes the mapping for other data "
+                since = version_text(converts.api.introduced or ())
+                symptom = (f"`{model.cls}.{func.attr.value}` converts it to a dict only from transformers {since} "
+                           f"(this script runs with {converts.pin.describe() if converts.pin else ''}): Keras mistakes the mapping for other data "
                            "and fails in its data adapter (e.g. \"ValueError: too many values to unpack (expected 2)\")")
             else:
                 symptom = (f"`{func.attr.value}` fails with \"ValueError: Unrecognized data type: x={{'input_ids': ...}} "
