@@ -280,3 +280,11 @@ def api_versions(key: str) -> ApiVersions:
     """The table's entry for ``key`` (a KeyError for a key it does not have: a bug in a rule)."""
     return API_VERSIONS[key]
 
+
+#: modules a library API cannot run without: a script that uses one of these (qualified-name prefixes) and
+#: runs has the module installed. transformers' TensorFlow classes raise "requires the TensorFlow library"
+#: without tensorflow; `transformers.optimization` (its `AdamW`) imports torch at its top.
+REQUIRED_BY = {
+    "tensorflow": ("transformers.TF", "transformers.modeling_tf_utils", "transformers.keras_callbacks"),
+    "torch": ("transformers.AdamW", "transformers.optimization.AdamW"),
+}
