@@ -11,7 +11,6 @@ import os
 import shutil
 import stat
 import textwrap
-from pathlib import Path
 
 import libcst as cst
 import pytest

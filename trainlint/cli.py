@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TextIO
 
 import click
 
@@ -191,7 +192,7 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
         for r in results:
             if r.note:
                 click.echo(f"trainlint: {r.filename}: {r.note}", err=True)
-    out = click.get_text_stream("stdout")
+    out: TextIO = sys.stdout
     if fixing is not None:
         run.fixed, run.unsafe_fixes = fixing.count, fixing.unsafe
         if fixing.diff:
@@ -199,7 +200,7 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
         if fixing.stdin_source is not None:  # `trainlint --fix -`: the fixed source on stdout, findings on stderr
             out.write(fixing.stdin_source)
             out.flush()
-            out = click.get_text_stream("stderr")
+            out = sys.stderr
     if statistics:
         _statistics(findings, out)
     else:
@@ -207,8 +208,8 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
         if quiet and output_format in ("concise", "full"):
             from trainlint.formats.concise import location
 
-            for f in findings:
-                out.write(f"{location(f)}: {f.code} [{f.severity.value}] {f.message}\n")
+            for finding in findings:
+                out.write(f"{location(finding)}: {finding.code} [{finding.severity.value}] {finding.message}\n")
         else:
             writer(findings, out, run)
     out.flush()

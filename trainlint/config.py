@@ -8,7 +8,8 @@ import fnmatch
 import re
 import sys
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib

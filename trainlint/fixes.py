@@ -24,7 +24,7 @@ import re
 import stat
 import tempfile
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
 from trainlint.findings import Applicability, Edit, Finding, Fix
 

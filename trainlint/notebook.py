@@ -35,8 +35,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from trainlint.config import Settings
 from trainlint.findings import Edit, Finding, Fix, Position
@@ -631,11 +632,10 @@ def lint_notebook_text(text: str, filename: str, settings: Settings):
     if not nb.source.strip():
         return FileResult(filename, [], note="no code cells, nothing to lint")
     result = lint_text(nb.source, filename, settings)
-    broken = [c for c in nb.cells if c.error is not None]
+    broken = [(c, c.error) for c in nb.cells if c.error is not None]
     if broken and settings.codes_for(filename) and not file_noqa(nb.source) \
             and any(FRAMEWORK_RE.search(c.text) for c in nb.cells):
-        for cell in broken:
-            row, col, msg = cell.error
+        for cell, (row, col, msg) in broken:
             result.findings.append(meta_finding("TL001", filename, msg, cell.start + row - 1, col))
     result.findings = sorted((nb.map_finding(f) for f in result.findings), key=Finding.sort_key)
     return result

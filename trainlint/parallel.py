@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
 from trainlint.core import MAX_FILE_BYTES, FileResult, meta_finding, lint_text, read_source
 

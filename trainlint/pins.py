@@ -37,7 +37,7 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
 from trainlint.findings import Severity
 from trainlint.knowledge import ApiVersions, Version, api_versions

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import importlib
 import re
-from typing import ClassVar, Iterable
+from collections.abc import Iterable
+from typing import ClassVar
 
 from trainlint.findings import Applicability, Severity, Stage
 

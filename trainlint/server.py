@@ -153,10 +153,10 @@ def carry_over(linted: Linted, source: str, version: int | None) -> Linted:
             continue
         fix = f.fix
         if fix is not None:
-            edits = [(move(e.start, e.end), e.content) for e in fix.edits]
-            if any(m is None for m, _ in edits):
+            moved = [(m, e.content) for e in fix.edits if (m := move(e.start, e.end)) is not None]
+            if len(moved) != len(fix.edits):
                 continue
-            fix = Fix(fix.applicability, fix.message, tuple(Edit(m[0], m[1], c) for m, c in edits))
+            fix = Fix(fix.applicability, fix.message, tuple(Edit(m[0], m[1], c) for m, c in moved))
         kept.append(dataclasses.replace(f, start=span[0], end=span[1], fix=fix))
     return Linted(version, source, split_lines(source), kept, linted.seconds, source, linted.fail_on, carried=True)
 
@@ -325,7 +325,8 @@ def worker_main(conn) -> None:
             elif method == "lint":
                 value = linter.lint(*args)
             elif method == "forget":
-                value = linter.forget(*args)
+                linter.forget(*args)
+                value = None
             elif method == "warm":
                 import trainlint.engine  # noqa: F401  (rules, LibCST: before the first document arrives)
                 from trainlint.rule import all_rules
@@ -397,14 +398,19 @@ _CODE_ACTION_KINDS = ["quickfix", "source.fixAll", FIX_ALL_KIND]
 _ENCODINGS = ("utf-8", "utf-16", "utf-32")
 
 
-def static_initialize_result(params: dict) -> dict:
+def _object(value: Any) -> dict[str, Any]:
+    """A JSON object of the request, or {} for anything else."""
+    return value if isinstance(value, dict) else {}
+
+
+def static_initialize_result(params: dict[str, Any]) -> dict[str, Any]:
     """The ``initialize`` result, computed from the request's JSON without the LSP library (which
     takes most of a second to import). Must equal what pygls computes from the same request."""
     from trainlint import __version__
 
-    caps = params.get("capabilities") if isinstance(params.get("capabilities"), dict) else {}
+    caps = _object(params.get("capabilities"))
     encoding = "utf-16"
-    general = caps.get("general") if isinstance(caps.get("general"), dict) else {}
+    general = _object(caps.get("general"))
     offered = general.get("positionEncodings")
     if isinstance(offered, list):
         for enc in offered:
@@ -412,8 +418,8 @@ def static_initialize_result(params: dict) -> dict:
                 encoding = enc
                 break
     sync: dict[str, Any] = {"openClose": True, "change": 2}
-    td = caps.get("textDocument") if isinstance(caps.get("textDocument"), dict) else {}
-    synchronization = td.get("synchronization") if isinstance(td.get("synchronization"), dict) else {}
+    td = _object(caps.get("textDocument"))
+    synchronization = _object(td.get("synchronization"))
     for key in ("willSave", "willSaveWaitUntil"):
         if synchronization.get(key) is not None:
             sync[key] = False

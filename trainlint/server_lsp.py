@@ -98,8 +98,8 @@ class LintWorker:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.proc = None
-        self.conn = None
+        self.proc: Any = None  # the worker's process and the pipe to it, once started
+        self.conn: Any = None
         self.futures: dict[int, tuple[Any, Future]] = {}
         self.next_id = 0
         self.starts = 0
@@ -700,7 +700,7 @@ def noqa_edit(server: TrainlintServer, lines: list[str], row: int, code: str) ->
     codec = server.workspace.position_codec
     if m is not None:
         if not m.group("codes"):
-            return None  # a bare `# noqa` already silences everything
+            return None  # a bare noqa comment already silences everything
         at = m.end("codes")
         pos = lsp.Position(line=row - 1, character=codec.client_num_units(line[:at]))
         return lsp.TextEdit(range=lsp.Range(start=pos, end=pos), new_text=f", {code}")
@@ -801,7 +801,7 @@ def create_server(protocol_cls: type[LanguageServerProtocol] | None = None) -> T
             return None
         only = params.context.only
         want_quickfix = not only or any(lsp.CodeActionKind.QuickFix.startswith(k) or k == "quickfix" for k in only)
-        want_fix_all = bool(only) and any(FIX_ALL_KIND.startswith(k) for k in only if k)
+        want_fix_all = only is not None and any(FIX_ALL_KIND.startswith(k) for k in only if k)
         actions: list[lsp.CodeAction] = []
         if want_quickfix:
             for f in linted.findings:

@@ -31,6 +31,8 @@ def write_probe_section(probed: list[Finding], out: TextIO, run: Run) -> None:
     for note in run.probe_notes:
         out.write(f"  {note}\n")
     for f in probed:
+        if f.probe is None:
+            continue
         evidence = f" — {f.probe.evidence}" if f.probe.evidence else ""
         out.write(f"{location(f)}: {f.code} [{f.probe.status.value}] {f.message}{evidence}\n")
     if run.verbose:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import cast
 
 import libcst as cst
 
@@ -122,7 +123,7 @@ class RemovedName(Rule):
 def _local(alias: cst.ImportAlias) -> str:
     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
         return alias.asname.name.value
-    return alias.name.value
+    return cast(cst.Name, alias.name).value  # `_imported_names` gives names only
 
 
 @register
@@ -529,7 +530,7 @@ class TFKerasOptimizerKeras3(Rule):
         if not isinstance(opt, cst.Call):
             return
         raw = facts.raw_qualname(opt.func) or ""
-        if not (raw.startswith("tensorflow.keras.") or raw.startswith("keras.")) or raw.startswith("keras.src"):
+        if not raw.startswith(("tensorflow.keras.", "keras.")) or raw.startswith("keras.src"):
             return
         if raw.startswith("tensorflow.keras.") and legacy_keras_env(self.ctx.source):
             return
@@ -583,7 +584,7 @@ class IgnoredTokenizerArgument(Rule):
             return
         bpe = "merges_file" in given
         self.report(
-            keyword(node, given[0]).keyword,
+            cast(cst.Arg, keyword(node, given[0])).keyword,
             f"`{cls}({'=..., '.join(given)}=...)`: transformers {_release(st.api.removed or ())} tokenizers ignore "
             f"{' and '.join(f'`{g}`' for g in given)} "
             "without a warning and build "
