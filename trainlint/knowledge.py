@@ -236,7 +236,8 @@ API_VERSIONS: dict[str, ApiVersions] = dict([
          source="transformers wheels, transformers/optimization.py: the FutureWarning \"This implementation of "
                 "AdamW is deprecated\" from 4.16.0 (not in 4.15.0); class AdamW in 4.49.0, gone in 4.50.0"),
     _api("torch.optim.AdamW", "torch", "torch.optim.AdamW", introduced=(1, 2),
-         source="the PyTorch 1.2 release (pytorch.org/blog/pytorch-1.2-and-domain-api-release: \"AdamW optimizer\")"),
+         source="the PyTorch 1.2 release announcement (pytorch.org/blog/pytorch-1.2-and-domain-api-release), "
+                "which lists AdamW among the new optimizers (not read from the source at the tag)"),
     _api("transformers.TFTrainer", "transformers", "transformers.TFTrainer", deprecated=(4, 9), removed=(4, 37),
          source="transformers wheels: the warning \"The class `TFTrainer` is deprecated\" in trainer_tf.py from 4.9.0 "
                 "(not in 4.8.0); trainer_tf.py in 4.36.0, gone in 4.37.0"),
