@@ -29,7 +29,9 @@ from trainlint.facts.calls import call_graph, is_parameter
 from trainlint.facts.datasets import dataset_chain
 from trainlint.facts.expr import dotted
 from trainlint.facts.loops import loop_facts, loops_around
+from trainlint.facts.objects import Encoding
 from trainlint.facts.processes import lightning_processes
+from trainlint.facts.program import program
 from trainlint.findings import Applicability, Severity
 from trainlint.pins import versions_of
 from trainlint.rule import Rule, register
@@ -1108,52 +1110,54 @@ class BatchEncodingToFit(Rule):
     name = "batchencoding-to-fit"
     severity = Severity.ERROR
     fix = Applicability.SAFE
+    measured_from = 4
     # a Keras data method on a Keras model (`keras.`, `tf.keras.`, `tf_keras.` qualified names) or on a
-    # transformers TF model (`TF…` classes) of a script pinned to transformers < 4.38
-    gate = (_KERAS_DATA_METHODS, ("keras", "tf_keras", "TF*"))
+    # transformers TF model (`TF…` classes) of a script pinned to transformers < 4.38; the value is the output
+    # of a transformers tokenizer (its qualified name starts with `transformers`)
+    gate = (_KERAS_DATA_METHODS, ("keras", "tf_keras", "TF*"), ("transformers",))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value in _KERAS_DATA_METHODS):
             return
-        facts = self.ctx.facts
-        model = facts.value_of(func.value, node)
-        if not isinstance(model, ModelValue):
+        model = program(self.ctx.facts).module(func.value, node)
+        if model is None:
             return
-        old_tf_model = model.tf and versions_of(self.ctx).below("transformers", (4, 38))
-        if not model.qualname.startswith("keras.") and not old_tf_model:
-            return  # transformers TF models convert a BatchEncoding themselves since transformers 4.38
+        # premise 2: Keras's own data adapter takes the data (a transformers TF model converts it from 4.38)
+        old_tf_model = model.framework == "transformers" and model.name.startswith("TF") and \
+            versions_of(self.ctx).below("transformers", (4, 38))
+        if model.framework != "keras" and not old_tf_model:
+            return
         candidates = [argument(node, "x", 0)]
         vd = argument(node, "validation_data")
         if isinstance(vd, cst.Tuple) and vd.elements:
             candidates.append(vd.elements[0].value)
         for expr in candidates:
-            if expr is None or not self._is_encoding(expr, node):
+            # premise 1: the value is what a transformers tokenizer's call returned
+            if expr is None or not isinstance(program(self.ctx.facts).of(expr, node), Encoding):
                 continue
             shown = self.ctx.code(expr)
             if old_tf_model:
                 pin = versions_of(self.ctx).pin("transformers")
-                symptom = (f"`{model.cls}.{func.attr.value}` converts it to a dict only from transformers 4.38 "
-                           f"(this script runs with {pin.describe()}): Keras mistakes the mapping for other data "
-                           "and fails in its data adapter (e.g. \"ValueError: too many values to unpack (expected 2)\")")
+                message = (f"`{_short(shown)}` is a tokenizer's `BatchEncoding`: `{model.name}.{func.attr.value}` "
+                           f"converts it only from transformers 4.38 (this script runs {pin.describe()})")
+                symptom = ("Keras mistakes the mapping for other data and fails in its data adapter (e.g. "
+                           "\"ValueError: too many values to unpack (expected 2)\")")
             else:
-                symptom = (f"`{func.attr.value}` fails with \"ValueError: Unrecognized data type: x={{'input_ids': ...}} "
-                           "(of type <class 'transformers.tokenization_utils_base.BatchEncoding'>)\" (tf-keras: \"Cannot "
-                           'generate a hashable key for IteratorSpec")')
+                message = (f"`{_short(shown)}` is a tokenizer's `BatchEncoding`, which Keras's `{func.attr.value}` "
+                           "does not accept as input data")
+                symptom = ("Keras 3 fails with \"ValueError: Unrecognized data type: x={'input_ids': ...} (of type "
+                           "<class 'transformers.tokenization_utils_base.BatchEncoding'>)\", tf-keras with "
+                           "\"Cannot generate a hashable key for IteratorSpec\"")
             self.report(
                 expr,
-                f"`{shown}` is the tokenizer's `BatchEncoding`, which Keras does not accept as input data: {symptom}",
-                hint=f"pass a plain dict: `dict({shown})`",
+                message,
+                hint=f"{symptom}; pass a plain dict: `dict({shown})`",
                 fix=self.ctx.fix(Applicability.SAFE, "wrap in `dict(...)`", self.ctx.replace(expr, f"dict({shown})")),
             )
 
-    def _is_encoding(self, expr, at) -> bool:
-        facts = self.ctx.facts
-        if isinstance(expr, cst.Call):
-            return facts.is_tokenizer_call(expr, at)
-        if isinstance(expr, cst.Name):
-            b = facts.lookup(expr.value, at)
-            if b is None or not isinstance(b.value, cst.Call):
-                return False
-            return facts.is_tokenizer_call(b.value, b.value)
-        return False
+
+def _short(code: str, limit: int = 40) -> str:
+    """Source text shown in a message, cut to ``limit`` characters."""
+    code = " ".join(code.split())
+    return code if len(code) <= limit else code[: limit - 1] + "…"
