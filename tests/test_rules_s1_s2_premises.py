@@ -20,7 +20,7 @@ from trainlint.rule import all_rules
 
 from support import ROOT
 
-REWORKED = ("TL206",)
+REWORKED = ("TL201", "TL202", "TL206")
 
 
 def lint(source: str, select: str | None = None, filename: str = "train.py"):
@@ -116,3 +116,101 @@ def test_tl206_a_tokenizer_kept_on_the_instance():
     model.fit(enc, labels)
     """
     assert codes(src, "TL206") == ["TL206"]
+
+
+# ---------------------------------------------------------------------------------------------
+# TL201 no-padding-collator
+
+
+def test_tl201_the_probe_names_the_column_that_cannot_be_stacked():
+    # transformers' run_ner.py with a collator that pads the tokenizer's columns but not the word labels:
+    # `input_ids` are padded, `labels` is what fails
+    from trainlint.probe.torch_util import collation_failure_text
+
+    features = [{"input_ids": [101] + [7] * n + [102], "attention_mask": [1] * (n + 2), "labels": [-100] + [0] * n + [-100]}
+                for n in (3, 5, 4)]
+    error = ("ValueError: Unable to create tensor, you should probably activate truncation and/or padding with "
+             "'padding=True' 'truncation=True' to have batched tensors with the same length. Perhaps your features "
+             "(`labels` in this case) have excessive nesting (inputs type `list` where type `int` is expected).")
+    code, message, evidence = collation_failure_text(error, features, "input_ids", "DataCollatorWithPadding",
+                                                     "training")
+    assert code == "TL201" and "`labels`" in message and "input_ids" not in message
+    assert evidence.startswith("labels lengths in the batch: [5, 7, 6]")
+    # the default collator stacks `label` first, then the keys in order: the first that differs fails
+    code, message, evidence = collation_failure_text("ValueError: expected sequence of length 5 at dim 1 (got 7)",
+                                                     features, "input_ids", "default_data_collator", "training")
+    assert code == "TL201" and "`input_ids`" in message
+
+
+def test_tl201_a_map_function_that_pads_by_hand_leaves_equal_lengths():
+    # peft's causal-LM examples: the tokenizer call does not pad, the function pads every row to max_length
+    src = """
+    from datasets import load_dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments
+
+    max_length = 64
+    tokenizer = AutoTokenizer.from_pretrained("bigscience/bloomz-560m")
+    dataset = load_dataset("ought/raft", "twitter_complaints")
+
+    def preprocess_function(examples):
+        model_inputs = tokenizer(examples["Tweet text"])
+        for i in range(len(model_inputs["input_ids"])):
+            sample_input_ids = model_inputs["input_ids"][i]
+            model_inputs["input_ids"][i] = [tokenizer.pad_token_id] * (max_length - len(sample_input_ids)) + sample_input_ids
+            model_inputs["attention_mask"][i] = [0] * (max_length - len(sample_input_ids)) + [1] * len(sample_input_ids)
+        return model_inputs
+
+    processed = dataset.map(preprocess_function, batched=True, remove_columns=dataset["train"].column_names)
+    model = AutoModelForCausalLM.from_pretrained("bigscience/bloomz-560m")
+    trainer = Trainer(model=model, args=TrainingArguments("out", per_device_train_batch_size=8),
+                      train_dataset=processed["train"])
+    trainer.train()
+    """
+    assert codes(src, "TL201") == []
+    unpadded = src.replace(
+        src[src.index("        for i in range"):src.index("        return model_inputs")], "")
+    assert codes(unpadded, "TL201") == ["TL201"]
+
+
+def test_tl201_a_trainer_subclass_that_makes_its_own_loaders_or_a_collator_set_later():
+    base = """
+    from datasets import load_dataset
+    from torch.utils.data import DataLoader
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, DataCollatorWithPadding, Trainer, TrainingArguments
+
+    raw = load_dataset("imdb")
+    tokenizer = AutoTokenizer.from_pretrained("bert-base-cased")
+    ds = raw.map(lambda b: tokenizer(b["text"], truncation=True), batched=True)
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+
+    class MyTrainer(Trainer):
+        def get_train_dataloader(self):
+            return DataLoader(self.train_dataset, batch_size=8, collate_fn=DataCollatorWithPadding(tokenizer))
+
+    trainer = MyTrainer(model=model, args=TrainingArguments("out"), train_dataset=ds["train"])
+    trainer.train()
+    """
+    assert codes(base, "TL201") == []
+    assert codes(base.replace("def get_train_dataloader(self)", "def log_metrics(self)"), "TL201") == ["TL201"]
+    later = base.replace("def get_train_dataloader(self)", "def log_metrics(self)").replace(
+        "trainer.train()", "trainer.data_collator = DataCollatorWithPadding(tokenizer)\n    trainer.train()")
+    assert codes(later, "TL201") == []
+
+
+def test_tl201_a_batch_size_decided_at_run_time_is_for_the_probe():
+    src = """
+    import sys
+    from datasets import load_dataset
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, Trainer, TrainingArguments
+
+    batch_size = int(sys.argv[1])
+    raw = load_dataset("imdb")
+    tokenizer = AutoTokenizer.from_pretrained("bert-base-cased")
+    ds = raw.map(lambda b: tokenizer(b["text"], truncation=True), batched=True)
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+    args = TrainingArguments("out", per_device_train_batch_size=batch_size)
+    trainer = Trainer(model=model, args=args, train_dataset=ds["train"])
+    trainer.train()
+    """
+    [f] = lint(src, "TL201")
+    assert f.severity.value == "info" and "batch size" in f.message
