@@ -1093,6 +1093,7 @@ class TFDatasetNoAttentionMask(Rule):
     code = "TL205"
     name = "tf-dataset-no-attention-mask"
     severity = Severity.WARNING
+    measured_from = 4
     probe = "Takes one batch from the dataset given to `fit`: padded `input_ids` and no `attention_mask` confirm it."
     # fed to `fit`/`evaluate`/`predict` of a transformers model; padded by a `collate_fn` or by the
     # tokenizing `.map` of a `datasets` dataset
@@ -1104,22 +1105,24 @@ class TFDatasetNoAttentionMask(Rule):
         if not (isinstance(func, cst.Attribute) and func.attr.value == "to_tf_dataset"):
             return
         facts = self.ctx.facts
+        # premise 1: the batches carry `input_ids` and no `attention_mask`
         value = facts.value_of(node)
         if not isinstance(value, TFDatasetValue) or not isinstance(value.columns, list):
             return
         cols = value.columns
         if "input_ids" not in cols or "attention_mask" in cols:
             return
+        # premise 2: the batches are padded; premise 3: a transformers model takes them
         padded = self._padding(node, value)
         if padded is None or not self._fed_to_transformers(node):
             return
         cols_arg = argument(node, "columns", 0)
         self.report(
             cols_arg,
-            f"`columns={cols!r}` leaves out `attention_mask` while the batches are padded ({padded}): the model "
-            "attends to the padding tokens, so its outputs depend on how much padding each batch has — it trains and "
-            "predicts worse, with no error",
-            hint=f"add it: `columns={cols + ['attention_mask']!r}`",
+            f"`columns={cols!r}` leaves out `attention_mask` on padded batches ({padded}): the model attends to "
+            "the padding tokens",
+            hint="nothing fails, but the model's outputs depend on how much padding each batch has: it trains and "
+            f"predicts worse; add the mask: `columns={cols + ['attention_mask']!r}`",
         )
 
     def _padding(self, node: cst.Call, value: TFDatasetValue) -> str | None:
