@@ -20,7 +20,7 @@ from trainlint.rule import all_rules
 
 from support import ROOT
 
-REWORKED = ("TL201", "TL202", "TL205", "TL206")
+REWORKED = ("TL101", "TL201", "TL202", "TL205", "TL206")
 
 
 def lint(source: str, select: str | None = None, filename: str = "train.py"):
@@ -214,3 +214,43 @@ def test_tl201_a_batch_size_decided_at_run_time_is_for_the_probe():
     """
     [f] = lint(src, "TL201")
     assert f.severity.value == "info" and "batch size" in f.message
+
+
+# ---------------------------------------------------------------------------------------------
+# TL101 raw-dataset-to-trainer
+
+TL101_BASE = """
+from datasets import load_dataset
+from transformers import AutoModelForSequenceClassification, AutoTokenizer, DataCollatorWithPadding, Trainer, TrainingArguments
+
+raw_datasets = load_dataset("glue", "mnli")
+tokenizer = AutoTokenizer.from_pretrained("distilbert-base-uncased")
+
+def preprocess(examples):
+    return tokenizer(examples["premise"], examples["hypothesis"], truncation=True)
+
+tokenized_datasets = raw_datasets.map(preprocess, batched=True)
+model = AutoModelForSequenceClassification.from_pretrained("distilbert-base-uncased", num_labels=3)
+EXTRA
+trainer = TRAINER(model, TrainingArguments("mnli"), train_dataset=raw_datasets["train"]COLLATOR)
+trainer.train()
+"""
+
+
+def _tl101(extra="", trainer="Trainer", collator=""):
+    return TL101_BASE.replace("EXTRA", extra).replace("TRAINER", trainer).replace("COLLATOR", collator)
+
+
+def test_tl101_the_course_form_and_its_silent_variants():
+    [f] = lint(_tl101(collator=", data_collator=DataCollatorWithPadding(tokenizer)"), "TL101")
+    assert f.message == ('`train_dataset` is the raw dataset `raw_datasets["train"]` although `tokenized_datasets` '
+                         "holds its tokenized version: the model gets no `input_ids`")
+    assert "You must specify exactly one of input_ids or inputs_embeds" in f.hint
+    # the raw examples tokenized on the fly, in place on the dataset the Trainer gets
+    set_transform = 'raw_datasets["train"].set_transform(lambda b: tokenizer(b["premise"], b["hypothesis"]))'
+    assert codes(_tl101(extra=set_transform), "TL101") == []
+    # a subclass that makes its own loaders
+    subclass = "class MyTrainer(Trainer):\n    def get_train_dataloader(self):\n        return make_loader(self.train_dataset)"
+    assert codes(_tl101(extra=subclass, trainer="MyTrainer"), "TL101") == []
+    # a collator built by a helper of the file (it may tokenize)
+    assert codes(_tl101(collator=", data_collator=make_collator(tokenizer)"), "TL101") == []

@@ -17,6 +17,7 @@ from trainlint.facts import (
     TrainerValue,
     argument,
     dotted,
+    given,
     has_star_kwargs,
     iter_nodes,
     keyword,
@@ -26,10 +27,17 @@ from trainlint.facts import (
 )
 from trainlint.facts.calls import call_graph
 from trainlint.facts.datasets import dataset_chain
+from trainlint.facts.expr import short_code
 from trainlint.facts.loops import loop_facts
 from trainlint.facts.processes import lightning_processes
 from trainlint.findings import Severity
 from trainlint.rule import Rule, register
+
+
+#: `Trainer` methods that form the batches: a subclass overriding one may tokenize there
+_BATCHING_HOOKS = frozenset({"get_train_dataloader", "get_eval_dataloader", "_get_collator_with_removed_columns"})
+#: dataset methods that make the examples on the fly (a transform may tokenize them)
+_TRANSFORMS = ("with_transform", "set_transform")
 
 
 @register
@@ -39,19 +47,22 @@ class RawDatasetToTrainer(Rule):
     code = "TL101"
     name = "raw-dataset-to-trainer"
     severity = Severity.ERROR
+    measured_from = 4
     probe = "Checks that the dataset the Trainer holds has the model's input columns (`input_ids`)."
     # a Trainer, a raw `datasets.load_dataset(...)` and its tokenized twin (made by `.map`)
     gate = (TRAINER_WORDS, ("transformers",), ("load_dataset",), ("datasets",), ("map",))
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
-        if not facts.is_trainer_class(node.func, node):
+        if not facts.is_trainer_class(node.func, node) or not self._collates_as_is(node):
             return
         for param, pos in (("train_dataset", 3), ("eval_dataset", 4)):
             expr = argument(node, param, pos)
+            # premise 1: the dataset is what `load_dataset` returned, no `.map`, no transform
             value = facts.value_of(expr, node)
-            if not (isinstance(value, DatasetValue) and value.raw):
+            if not (isinstance(value, DatasetValue) and value.raw) or self._transformed(expr, node):
                 continue
+            # premise 2: the file holds its tokenized version
             found = facts.tokenized_twin(value)
             if found is None:
                 continue
@@ -59,11 +70,48 @@ class RawDatasetToTrainer(Rule):
             split = f'["{value.split}"]' if value.split else ""
             self.report(
                 expr,
-                f"`{param}` is the raw dataset `{self.ctx.code(expr)}` (text, no `input_ids`) although "
-                f"`{twin}` holds its tokenized version: the first training step fails with "
-                '"You must specify exactly one of input_ids or inputs_embeds"',
-                hint=f"pass the tokenized dataset: `{param}={twin}{split}`",
+                f"`{param}` is the raw dataset `{short_code(self.ctx.code(expr))}` although `{short_code(twin)}` "
+                "holds its tokenized version: the model gets no `input_ids`",
+                hint="the Trainer drops the text columns the model does not take, and the first training step "
+                "fails with \"ValueError: You must specify exactly one of input_ids or inputs_embeds\"; pass the "
+                f"tokenized dataset: `{param}={twin}{split}`",
             )
+
+    def _collates_as_is(self, trainer: cst.Call) -> bool:
+        """Premise 3: nothing tokenizes the examples on the way to the model: no collator of the file's own (a
+        function, a class or a lambda may tokenize), and no loaders the Trainer's class makes itself."""
+        facts = self.ctx.facts
+        if has_star_kwargs(trainer):
+            return False
+        collator = given(trainer, "data_collator", 2)
+        if collator is not None:
+            call = collator
+            if isinstance(collator, cst.Name):
+                b = facts.lookup(collator.value, trainer)
+                call = b.value if b is not None else None
+            q = facts.qualname(call.func if isinstance(call, cst.Call) else call) if call is not None else None
+            if not (q or "").startswith("transformers."):
+                return False
+        cls = facts.value_of(trainer.func, trainer) if isinstance(trainer.func, cst.Name) else None
+        node = getattr(cls, "node", None)
+        return not (isinstance(node, cst.ClassDef) and any(
+            isinstance(st, cst.FunctionDef) and st.name.value in _BATCHING_HOOKS for st in node.body.body))
+
+    def _transformed(self, expr, at) -> bool:
+        """The dataset gets a transform that makes its examples on the fly (`ds.with_transform(tokenize)`, or
+        `set_transform` on any dataset of the same `load_dataset` call)."""
+        facts = self.ctx.facts
+        chain = dataset_chain(facts, expr, at)
+        if chain is None:
+            return True
+        if any(s.kind == "method" and s.name in _TRANSFORMS for s in chain[1]):
+            return True
+        for name in _TRANSFORMS:
+            for call in facts.method_calls(name):
+                other = dataset_chain(facts, call.func.value, call)
+                if other is None or other[0] is chain[0]:
+                    return True
+        return False
 
 
 @register

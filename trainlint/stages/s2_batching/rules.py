@@ -28,6 +28,7 @@ from trainlint.facts import (
 from trainlint.facts.calls import call_graph, is_parameter
 from trainlint.facts.datasets import dataset_chain
 from trainlint.facts.expr import dotted
+from trainlint.facts.expr import short_code as _short
 from trainlint.facts.loops import loop_facts, loops_around
 from trainlint.facts.objects import Encoding
 from trainlint.facts.processes import lightning_processes
@@ -1219,9 +1220,3 @@ def _names(columns: list[str], limit: int = 2) -> str:
     """Column names shown in a message: the first ``limit``, then how many more."""
     shown = ", ".join(repr(c) for c in columns[:limit])
     return shown + (f" (+{len(columns) - limit})" if len(columns) > limit else "")
-
-
-def _short(code: str, limit: int = 40) -> str:
-    """Source text shown in a message, cut to ``limit`` characters."""
-    code = " ".join(code.split())
-    return code if len(code) <= limit else code[: limit - 1] + "…"
