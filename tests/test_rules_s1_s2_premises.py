@@ -20,7 +20,7 @@ from trainlint.rule import all_rules
 
 from support import ROOT
 
-REWORKED = ("TL101", "TL201", "TL202", "TL205", "TL206")
+REWORKED = ("TL101", "TL102", "TL201", "TL202", "TL205", "TL206")
 
 
 def lint(source: str, select: str | None = None, filename: str = "train.py"):
@@ -254,3 +254,29 @@ def test_tl101_the_course_form_and_its_silent_variants():
     assert codes(_tl101(extra=subclass, trainer="MyTrainer"), "TL101") == []
     # a collator built by a helper of the file (it may tokenize)
     assert codes(_tl101(collator=", data_collator=make_collator(tokenizer)"), "TL101") == []
+
+
+# ---------------------------------------------------------------------------------------------
+# TL102 unknown-dataset-column
+
+
+def test_tl102_a_column_tested_before_it_is_read_is_no_certain_read():
+    # unsloth's TTS notebooks: `example['source']` only when the example has it
+    src = """
+    from datasets import load_dataset
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+    dataset = load_dataset("imdb", split="train")
+
+    def create_input_ids(example):
+        text_prompt = f"{example['source']}: {example['text']}" if "source" in example else example["text"]
+        example["input_ids"] = tokenizer.encode(text_prompt, add_special_tokens=True)
+        return example
+
+    dataset = dataset.map(create_input_ids)
+    """
+    assert codes(src, "TL102") == []
+    [f] = lint(src.replace(' if "source" in example else example["text"]', ""), "TL102")
+    assert f.message == "imdb has no column 'source': the `map` function fails with \"KeyError: 'source'\""
+    assert f.hint.startswith("its columns: text, label")

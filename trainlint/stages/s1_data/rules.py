@@ -156,6 +156,7 @@ class UnknownDatasetColumn(Rule):
     code = "TL102"
     name = "unknown-dataset-column"
     severity = Severity.ERROR
+    measured_from = 4
     # the columns come from the dataset table, for a `datasets.load_dataset(...)` call
     gate = (("load_dataset",), ("datasets",))
 
@@ -167,6 +168,7 @@ class UnknownDatasetColumn(Rule):
                 self._sft_text_field(node)
             return
         facts = self.ctx.facts
+        # premises 1 and 2: a known hub dataset whose columns reach this call unchanged
         found = self._raw_info(func.value, node)
         if found is None:
             return
@@ -181,7 +183,7 @@ class UnknownDatasetColumn(Rule):
                 bad = [n for n in names if isinstance(n, str) and n not in cols]
                 if bad:
                     self._report(rc, bad[0], info, f"`remove_columns` fails with \"ValueError: Column to remove "
-                                 f"{bad!r} not in the dataset\"")
+                                 f"{bad[:1]!r} not in the dataset\"")
         ic = argument(node, "input_columns")
         if ic is not None:
             names = facts.constant(ic, node)
@@ -189,12 +191,13 @@ class UnknownDatasetColumn(Rule):
             if isinstance(names, list):
                 bad = [n for n in names if isinstance(n, str) and n not in cols]
                 if bad:
-                    self._report(ic, bad[0], info, f"`{func.attr.value}` fails with a KeyError / \"ValueError: Input "
-                                 f"column {bad[0]} not in the dataset\"")
+                    self._report(ic, bad[0], info, f"`{func.attr.value}` fails with \"ValueError: Input column "
+                                 f"{bad[0]} not in the dataset\"")
             return
         fn = facts.function_def(argument(node, "function", 0), node)
         if fn is None:
             return
+        # premises 3 and 4: the function reads a column the dataset does not have
         for sub, key in self._reads(fn):
             if key not in cols:
                 self._report(sub, key, info, f"the `{func.attr.value}` function fails with \"KeyError: {key!r}\"")
@@ -224,7 +227,8 @@ class UnknownDatasetColumn(Rule):
         keys = [s for s in steps if s.kind == "key"]
         if split_given and not keys or (not split_given and len(keys) == 1):
             if key not in info.columns:
-                self._report(node.slice[0], key, info, f"`{self.ctx.code(node)}` fails with \"KeyError: {key!r}\"")
+                self._report(node.slice[0], key, info, f"`{short_code(self.ctx.code(node))}` fails with \"KeyError: "
+                             f"{key!r}\"")
 
     def _sft_text_field(self, node: cst.Call) -> None:
         """trl's `SFTTrainer` reads each example's text from the column `dataset_text_field` names (a keyword of
@@ -239,8 +243,8 @@ class UnknownDatasetColumn(Rule):
         field = self._text_field(node)
         key = self.ctx.facts.constant(field, node) if field is not None else None
         if isinstance(key, str) and key not in info.columns:
-            self._report(field, key, info, f"`SFTTrainer` reads each example's text from `dataset_text_field={key!r}` "
-                         f"and fails with \"KeyError: {key!r}\"")
+            self._report(field, key, info, f"`SFTTrainer` reads the text from `dataset_text_field={key!r}`: "
+                         f"\"KeyError: {key!r}\"")
 
     def _text_field(self, node: cst.Call) -> cst.BaseExpression | None:
         """The expression `dataset_text_field` is given for this trainer: its keyword, the `SFTConfig(...)` given as
@@ -286,32 +290,34 @@ class UnknownDatasetColumn(Rule):
         return info, load
 
     def _reads(self, fn):
-        """(subscript, key) for every `examples["key"]` read of the function's first parameter
-        (keys the function itself assigns are not reads of the dataset)."""
+        """(subscript, key) for every `examples["key"]` read of the function's first parameter: not the keys the
+        function itself assigns, nor those it tests first (`if "source" in example`), which are not certain reads
+        of the dataset."""
         params = fn.params.params if fn.params else ()
         if not params:
             return []
         pname = params[0].name.value
         body = fn.body
-        assigned: set[str] = set()
-        reads = []
+        # nested functions rebinding the parameter name would shadow it: rare; keep it simple
+        if any(n is not fn for n in iter_nodes(body, (cst.FunctionDef,))):
+            return []
+        reads, unsure = [], set()
         for sub in iter_nodes(body, (cst.Subscript,)):
-            if not (isinstance(sub.value, cst.Name) and sub.value.value == pname and len(sub.slice) == 1
+            if (isinstance(sub.value, cst.Name) and sub.value.value == pname and len(sub.slice) == 1
                     and isinstance(sub.slice[0].slice, cst.Index)):
-                continue
-            key = literal(sub.slice[0].slice.value)
-            if isinstance(key, str):
-                reads.append((sub, key))
+                key = literal(sub.slice[0].slice.value)
+                if isinstance(key, str):
+                    reads.append((sub, key))
         for target in iter_nodes(body, (cst.AssignTarget, cst.AugAssign)):
             t = target.target
             if isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and t.value.value == pname:
                 k = literal(t.slice[0].slice.value) if isinstance(t.slice[0].slice, cst.Index) else None
-                if isinstance(k, str):
-                    assigned.add(k)
-        # nested functions rebinding the parameter name would shadow it: rare; keep it simple
-        if any(isinstance(n, (cst.FunctionDef, cst.Lambda)) and n is not fn for n in iter_nodes(body, (cst.FunctionDef,))):
-            return []
-        return [(s, k) for s, k in reads if k not in assigned]
+                unsure.add(k)
+        for cmp in iter_nodes(body, (cst.Comparison,)):
+            if any(isinstance(c.operator, (cst.In, cst.NotIn)) and isinstance(c.comparator, cst.Name)
+                   and c.comparator.value == pname for c in cmp.comparisons):
+                unsure.add(literal(cmp.left))
+        return [(s, k) for s, k in reads if k not in unsure]
 
     def _report(self, node, key: str, info: knowledge.DatasetInfo, symptom: str) -> None:
         close = difflib.get_close_matches(key, info.columns, n=1, cutoff=0.5)
@@ -319,8 +325,9 @@ class UnknownDatasetColumn(Rule):
         guess = close[0] if close else (text_cols[0] if len(text_cols) == 1 else None)
         self.report(
             node,
-            f"{info.display} has no column {key!r} (its columns: {', '.join(info.columns)}): {symptom}",
-            hint=f"use {guess!r}" if guess else f"use one of {', '.join(repr(c) for c in info.columns)}",
+            f"{info.display} has no column {key!r}: {symptom}",
+            hint=f"its columns: {', '.join(info.columns)}; "
+            + (f"use {guess!r}" if guess else f"use one of {', '.join(repr(c) for c in info.columns)}"),
         )
 
 
