@@ -350,6 +350,7 @@ class LabelSortedSlice(Rule):
     code = "TL103"
     name = "label-sorted-slice"
     severity = Severity.ERROR
+    measured_from = 4
     probe = ("Takes the first training batch: one class while the label column has several, from a loader "
              "that does not shuffle, confirms the sorted order reaches training.")
     # `load_dataset(..., split="train[:N]")` (a keyword only) or `.select(range(N))` / `.take(N)`
@@ -475,9 +476,10 @@ class LabelSortedSlice(Rule):
         what = "holds a single class" if certain else "is skewed towards a few classes"
         self.report(
             node,
-            f"{info.display} is stored sorted by label, so {shown} takes rows from one end of the sorted split and "
-            f"{what}: the model learns to predict one class (and evaluation on it is meaningless)",
-            hint="shuffle before taking a subset: `ds.shuffle(seed=42).select(range(N))`",
+            f"{info.display} is stored sorted by label: {shown} takes rows from one end of its {split} split and "
+            f"{what}",
+            hint="the model learns to predict one class (and evaluation on such a subset is meaningless); shuffle "
+            "before taking a subset: `ds.shuffle(seed=42).select(range(N))`",
             severity=Severity.ERROR if certain else Severity.WARNING,
         )
 
