@@ -20,7 +20,7 @@ from trainlint.rule import all_rules
 
 from support import ROOT
 
-REWORKED = ("TL101", "TL102", "TL103", "TL104", "TL201", "TL202", "TL205", "TL206")
+REWORKED = ("TL101", "TL102", "TL103", "TL104", "TL105", "TL201", "TL202", "TL205", "TL206")
 
 
 def lint(source: str, select: str | None = None, filename: str = "train.py"):
@@ -280,3 +280,65 @@ def test_tl102_a_column_tested_before_it_is_read_is_no_certain_read():
     [f] = lint(src.replace(' if "source" in example else example["text"]', ""), "TL102")
     assert f.message == "imdb has no column 'source': the `map` function fails with \"KeyError: 'source'\""
     assert f.hint.startswith("its columns: text, label")
+
+
+# ---------------------------------------------------------------------------------------------
+# TL105 unseeded-multiprocess-data: the forms of the first held-out round, each silent for one premise
+
+
+def test_tl105_a_library_seeding_helper_of_another_package_seeds_every_process():
+    # optimum-habana's examples: `set_seed` from `optimum.habana.utils`, then unseeded shuffles (premise 3)
+    src = """
+    import transformers
+    from datasets import load_dataset
+    from optimum.habana import GaudiSeq2SeqTrainer, GaudiSeq2SeqTrainingArguments
+    from optimum.habana.utils import set_seed
+    from transformers.trainer_utils import is_main_process
+
+    def main():
+        parser = transformers.HfArgumentParser((GaudiSeq2SeqTrainingArguments,))
+        (training_args,) = parser.parse_args_into_dataclasses()
+        if is_main_process(training_args.local_rank):
+            transformers.utils.logging.set_verbosity_info()
+        set_seed(training_args.seed)
+        boolq_dataset = load_dataset("super_glue", "boolq")
+        train = boolq_dataset["train"].shuffle().select(range(1000))
+        trainer = GaudiSeq2SeqTrainer(model=model, args=training_args, train_dataset=train)
+        trainer.train()
+
+    if __name__ == "__main__":
+        main()
+    """
+    assert codes(src, "TL105") == []
+    [f] = lint(src.replace("        set_seed(training_args.seed)\n", ""), "TL105")
+    assert f.message.startswith('`boolq_dataset["train"].shuffle()` without `seed=` uses numpy' + "'s unseeded")
+    assert "each orders or picks the data differently" in f.message and "leak" not in f.message
+
+
+def test_tl105_a_generation_script_trains_nothing():
+    # optimum-habana's run_generation.py: several processes shuffle the prompts they generate from (premise 2)
+    src = """
+    import argparse
+    import torch
+    from accelerate import Accelerator
+    from datasets import load_dataset
+
+    def main():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--local_rank", type=int, default=0, metavar="N", help="Local process rank.")
+        parser.add_argument("--dataset_name", type=str)
+        args = parser.parse_args()
+        acc = Accelerator()
+        with acc.main_process_first():
+            raw_dataset = load_dataset(args.dataset_name)
+        raw_dataset = raw_dataset["test"].shuffle().select(range(100))
+        with torch.no_grad():
+            for prompt in raw_dataset:
+                model.generate(**tokenizer(prompt["text"], return_tensors="pt"))
+LOOP
+    if __name__ == "__main__":
+        main()
+    """
+    assert codes(src.replace("LOOP", ""), "TL105") == []
+    training = src.replace("LOOP", "            model(**tokenizer(prompt['text'], return_tensors='pt')).loss.backward()\n")
+    assert codes(training, "TL105") == ["TL105"]

@@ -628,6 +628,7 @@ class UnseededMultiprocessData(Rule):
     code = "TL105"
     name = "unseeded-multiprocess-data"
     severity = Severity.WARNING
+    measured_from = 4
     # an unseeded draw (random/numpy shuffle, sample, permutation, choice; sklearn or a `datasets` dataset's
     # shuffle / train_test_split). No group for "runs as several processes": `"LOCAL_RANK" in source` also
     # holds for a string or a comment, which are not words.
@@ -642,8 +643,9 @@ class UnseededMultiprocessData(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
         qn = facts.callee(node) or ""
+        # premise 2: the draw picks or orders the data (not a model's forward), in a file that trains
         source = _UNSEEDED_SOURCES.get(qn)
-        what = f"`{self.ctx.code(node.func)}`"
+        what = short_code(self.ctx.code(node.func))
         fn = facts.where[node].function
         if isinstance(fn, cst.FunctionDef) and fn.name.value in ("forward", "call", "__call__") \
                 and facts.where[node].inside(cst.ClassDef) is not None:
@@ -652,24 +654,35 @@ class UnseededMultiprocessData(Rule):
             source = self._dataset_shuffle(node)
             if source is None:
                 return
-            what = f"`{self.ctx.code(node.func)}()` without `seed=`"
+            what += "()` without `seed="
         if qn in ("torch.utils.data.random_split", "torch.randperm") and keyword(node, "generator") is not None:
             return
-        if not (self._multiprocess() or self._lightning_runs(node)) or source in self._seeds():
+        # premise 1: several processes run it; premise 3: its generator is not seeded the same in each
+        lightning = not self._multiprocess() and self._lightning_runs(node)
+        if not (lightning or self._multiprocess()) or source in self._seeds():
             return
+        # premise 4: this module runs the draw itself
         if (fn is not None or facts.where[node].inside(cst.ClassDef) is not None) and not self._runs_definitions():
             return  # a function of a module that only defines: its caller runs (and seeds) it
+        splits = qn.endswith(("random_split", "train_test_split")) or what.endswith("train_test_split()` without `seed=")
+        effect = "each gets another train/validation split" if splits else "each orders or picks the data differently"
+        where = "every process of the Lightning `Trainer`" if lightning else "every process"
+        message = f"`{what}` uses {source}'s unseeded global generator in {where}: {effect}"
         per_rank = self._per_rank_seeds().get(source)
-        how = (f"the global {source} generator, which `{self.ctx.code(per_rank)}` seeds differently in every process"
-               if per_rank is not None else f"the unseeded global {source} generator")
+        if per_rank is not None:
+            effect = "each splits the data differently" if splits else "each orders the data differently"
+            message = f"`{what}` uses {source}'s generator, seeded per process by `{{}}`: {effect}"
+            message = message.format(short_code(self.ctx.code(per_rank), max(20, 160 - len(message) + 2)))
         self.report(
             node.func,
-            f"{what} draws from {how}, in a script that runs as several processes (accelerate, torchrun, a "
-            "multi-device Lightning Trainer): each process shuffles or splits the data differently, so processes "
-            "train on overlapping examples and examples of the validation split leak into training",
-            hint="seed every process the same before preparing data: `accelerate.utils.set_seed(42)` (or "
-            "`transformers.set_seed(42)`, Lightning's `seed_everything(42)`), or pass `seed=`/`random_state=`/"
-            "`generator=torch.Generator().manual_seed(42)`",
+            message,
+            hint=("the processes (accelerate, torchrun, a multi-device Lightning Trainer) each run this line: "
+                  + ("examples of one process's validation split are in another's training data, and the metrics "
+                     "look better than they are" if splits else "the distributed sampler's shards of the different "
+                     "orders overlap, so examples are seen several times or not at all")
+                  + "; seed every process the same before preparing data: `accelerate.utils.set_seed(42)` (or "
+                  "`transformers.set_seed(42)`, Lightning's `seed_everything(42)`), or pass `seed=`/`random_state=`/"
+                  "`generator=torch.Generator().manual_seed(42)`"),
         )
 
     def _dataset_shuffle(self, node: cst.Call) -> str | None:
