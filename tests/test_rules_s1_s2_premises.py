@@ -20,7 +20,7 @@ from trainlint.rule import all_rules
 
 from support import ROOT
 
-REWORKED = ("TL101", "TL102", "TL103", "TL104", "TL105", "TL201", "TL202", "TL205", "TL206")
+REWORKED = ("TL101", "TL102", "TL103", "TL104", "TL105", "TL201", "TL202", "TL204", "TL205", "TL206")
 
 
 def lint(source: str, select: str | None = None, filename: str = "train.py"):

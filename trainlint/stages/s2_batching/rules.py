@@ -1052,6 +1052,7 @@ class EvalLoaderShuffled(Rule):
     name = "eval-loader-shuffled"
     severity = Severity.WARNING
     default = False
+    measured_from = 4
     # `shuffle` may be positional, but its value is the literal `True` (or a name bound to it)
     gate = (("DataLoader",), ("torch",), ("True",))
 
@@ -1069,10 +1070,10 @@ class EvalLoaderShuffled(Rule):
             return
         self.report(
             sh,
-            f"the evaluation loader over `{shown}` shuffles: predictions come out in a random order, so pairing them "
-            "with the dataset's labels or ids (a submission file, an error analysis) silently mismatches them, and "
-            "results vary between runs",
-            hint="drop `shuffle=True` for evaluation and test loaders",
+            f"the evaluation loader over `{_short(shown)}` shuffles: its predictions come out in a random order",
+            hint="pairing them with the dataset's labels or ids (a submission file, an error analysis) silently "
+            "mismatches them, and per-batch results vary between runs; drop `shuffle=True` for evaluation and "
+            "test loaders",
         )
 
     @staticmethod
