@@ -342,3 +342,69 @@ LOOP
     assert codes(src.replace("LOOP", ""), "TL105") == []
     training = src.replace("LOOP", "            model(**tokenizer(prompt['text'], return_tensors='pt')).loss.backward()\n")
     assert codes(training, "TL105") == ["TL105"]
+
+
+def test_tl105_a_rank_named_in_a_comment_is_no_multi_process_script():
+    src = """
+    import random
+    import torch
+
+    # launch with: torchrun --nproc_per_node 2 (reads LOCAL_RANK); this version runs on one GPU
+    files = load_files()
+    random.shuffle(files)
+    for batch in make_loader(files):
+        model(batch).loss.backward()
+        optimizer.step()
+    """
+    assert codes(src, "TL105") == []
+    reads = src.replace("files = load_files()", 'local_rank = int(os.environ["LOCAL_RANK"])\n    files = load_files()')
+    assert codes(reads, "TL105") == ["TL105"]
+
+
+def test_tl105_a_draw_per_example_is_augmentation_not_the_datas_order():
+    src = """
+    import random
+    import torch
+    from accelerate import Accelerator
+    from torch.utils.data import DataLoader, Dataset
+
+    class Pairs(Dataset):
+        def __init__(self, items):
+            self.items = items
+
+        def __getitem__(self, i):
+            negative = random.sample(self.items, 1)[0]
+            return self.items[i], negative
+
+        def __len__(self):
+            return len(self.items)
+
+    accelerator = Accelerator()
+    loader = accelerator.prepare(DataLoader(Pairs(load_items()), batch_size=8, shuffle=True))
+    for anchor, negative in loader:
+        accelerator.backward(model(anchor, negative))
+        optimizer.step()
+
+    if __name__ == "__main__":
+        pass
+    """
+    assert codes(src, "TL105") == []
+    # the same draw made once for the whole data, in `__init__`
+    once = src.replace("            negative = random.sample(self.items, 1)[0]\n", "").replace(
+        "            self.items = items", "            self.items = random.sample(items, len(items))").replace(
+        "return self.items[i], negative", "return self.items[i], self.items[-i]")
+    assert codes(once, "TL105") == ["TL105"]
+
+
+def test_tl102_sft_trainer_that_skips_preparing_the_dataset_reads_no_text_column():
+    src = """
+    from datasets import load_dataset
+    from trl import SFTConfig, SFTTrainer
+
+    dataset = load_dataset("imdb", split="train")
+    args = SFTConfig(output_dir="out", dataset_text_field="content", dataset_kwargs={"skip_prepare_dataset": True})
+    trainer = SFTTrainer(model="gpt2", args=args, train_dataset=dataset, data_collator=collate)
+    trainer.train()
+    """
+    assert codes(src, "TL102") == []
+    assert codes(src.replace(', dataset_kwargs={"skip_prepare_dataset": True}', ""), "TL102") == ["TL102"]

@@ -235,6 +235,8 @@ class UnknownDatasetColumn(Rule):
         parsed config, `args.dataset_text_field = "text"`), unless a `formatting_func` builds the text."""
         if argument(node, "formatting_func") is not None or has_star_kwargs(node):
             return
+        if "skip_prepare_dataset" in self.ctx.source:
+            return  # `dataset_kwargs={"skip_prepare_dataset": True}`: the trainer does not read the text column
         found = self._raw_info(argument(node, "train_dataset", 3), node)
         if found is None:
             return
@@ -574,6 +576,12 @@ _SEEDERS = {
     "pytorch_lightning.seed_everything": _ALL, "lightning.pytorch.seed_everything": _ALL,
     "lightning.fabric.seed_everything": _ALL, "transformers.enable_full_determinism": _ALL,
 }
+#: reading the process's rank: `os.environ["LOCAL_RANK"]`, `training_args.local_rank` (in code, not comments)
+_READS_RANK = re.compile(r"""["']LOCAL_RANK["']|\.local_rank\b""")
+_CODE_ONLY = re.compile(r"#[^\n]*")
+#: methods whose draws are made per call, not once for the data: a model's forward pass (layer drop, noise), a
+#: dataset's item (augmentation, a random negative), a transform
+_PER_CALL_METHODS = frozenset({"forward", "call", "__call__", "__getitem__", "__iter__"})
 #: what a seed computed per process reads: `seed + accelerator.process_index`, `args.seed + rank`
 _RANK_WORDS = re.compile(r"\b(?:process_index|local_process_index|local_rank|global_rank|rank|get_rank)\b")
 #: a seeding helper of a project's own package, imported (its body is not in the file): `set_random_seed`,
@@ -647,9 +655,9 @@ class UnseededMultiprocessData(Rule):
         source = _UNSEEDED_SOURCES.get(qn)
         what = short_code(self.ctx.code(node.func))
         fn = facts.where[node].function
-        if isinstance(fn, cst.FunctionDef) and fn.name.value in ("forward", "call", "__call__") \
+        if isinstance(fn, cst.FunctionDef) and fn.name.value in _PER_CALL_METHODS \
                 and facts.where[node].inside(cst.ClassDef) is not None:
-            return  # a draw in a model's forward pass (layer drop, noise): not the data's selection or order
+            return  # a draw per forward pass (layer drop, noise) or per example (augmentation): not the data's order
         if source is None:
             source = self._dataset_shuffle(node)
             if source is None:
@@ -717,8 +725,7 @@ class UnseededMultiprocessData(Rule):
             self._multi = _trains(facts) and (
                 any(facts.holders(c) for c in facts.calls_to("accelerate.Accelerator"))
                 or any(True for _ in facts.calls_to("torch.distributed.init_process_group"))
-                or "LOCAL_RANK" in self.ctx.source
-                or re.search(r"\.local_rank\b", self.ctx.source) is not None  # `training_args.local_rank`
+                or _READS_RANK.search(_CODE_ONLY.sub("", self.ctx.source)) is not None
             )
         return self._multi
 
