@@ -525,38 +525,29 @@ class MisalignedLabels(Rule):
             return
         done.add(m.node)
         shown = short_code(self.ctx.code(m.node))
+        severity = Severity.ERROR
         if m.kind == "shuffle":
-            self.report(
-                m.node,
-                f"`{shown}` shuffles `{m.moved}` but not `{m.other}`, and {m.pairing} example by example: "
-                "every feature now has a random label",
-                hint=f"the loss plateaus at chance level; shuffle them together: `idx = np.random.permutation("
-                f"len({m.moved})); {m.moved}, {m.other} = {m.moved}[idx], {m.other}[idx]` (or "
-                f"`sklearn.utils.shuffle({m.moved}, {m.other})`)",
-            )
+            message = (f"`{shown}` shuffles `{m.moved}` but not `{m.other}`, and {m.pairing} example by example: "
+                       "every feature now has a random label")
+            hint = (f"the loss plateaus at chance level; shuffle them together: `idx = np.random.permutation("
+                    f"len({m.moved})); {m.moved}, {m.other} = {m.moved}[idx], {m.other}[idx]` (or "
+                    f"`sklearn.utils.shuffle({m.moved}, {m.other})`)")
         elif m.kind == "copied":
-            self.report(
-                m.node,
-                f"`{m.table}` is reordered after `{short_code(m.moved, 24)}` was taken from it, and {m.pairing}: "
-                "labels land on other rows",
-                hint=f"`{shown}` reorders the rows: `{m.moved}` keeps the old order and `{m.other}` follows the new "
-                "one, so every example gets the label of another row and the loss plateaus "
-                f"at chance level; shuffle `{m.table}` before taking anything out of it (or take `{m.moved}` "
-                "again after the shuffle)",
-            )
+            message = (f"`{m.table}` is reordered after `{short_code(m.moved, 24)}` was taken from it, and "
+                       f"{m.pairing}: labels land on other rows")
+            hint = (f"`{shown}` reorders the rows: `{m.moved}` keeps the old order and `{m.other}` follows the new "
+                    "one, so every example gets the label of another row and the loss plateaus at chance level; "
+                    f"shuffle `{m.table}` before taking anything out of it (or take `{m.moved}` again after the "
+                    "shuffle)")
         else:
-            self.report(
-                m.node,
-                f"files listed in file-system order, and {m.pairing}, "
-                + ("both unsorted" if m.both else "not built from the files")
-                + ": they can be misaligned",
-                hint=f"`{shown}` returns files in file-system order, which differs between directories and machines, "
-                "and misaligned pairs make the loss oscillate or plateau; "
-                + f"sort the listing: `{m.moved} = sorted(...)`" + (" (both of them)" if m.both else
-                                                                     f", and build `{m.other}` from it (e.g. from "
-                                                                     "each file name)"),
-                severity=Severity.WARNING,
-            )
+            severity = Severity.WARNING  # the file-system order may happen to agree
+            message = (f"files listed in file-system order, and {m.pairing}, "
+                       + ("both unsorted" if m.both else "not built from the files") + ": they can be misaligned")
+            hint = (f"`{shown}` returns files in file-system order, which differs between directories and machines, "
+                    "and misaligned pairs make the loss oscillate or plateau; "
+                    f"sort the listing: `{m.moved} = sorted(...)`"
+                    + (" (both of them)" if m.both else f", and build `{m.other}` from it (e.g. from each file name)"))
+        self.report(m.node, message, hint=hint, severity=severity)
 
 
 _UNSEEDED_SOURCES = {
