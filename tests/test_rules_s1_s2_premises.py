@@ -11,14 +11,12 @@ import inspect
 import textwrap
 
 import pytest
+from support import RELEASES, ROOT
 
-from support import RELEASES
 from trainlint.config import Settings
 from trainlint.docs import parse_doc
 from trainlint.engine import lint_source
 from trainlint.rule import all_rules
-
-from support import ROOT
 
 REWORKED = ("TL101", "TL102", "TL103", "TL104", "TL105", "TL201", "TL202", "TL204", "TL205", "TL206")
 
