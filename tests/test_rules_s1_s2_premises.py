@@ -406,3 +406,27 @@ def test_tl102_sft_trainer_that_skips_preparing_the_dataset_reads_no_text_column
     """
     assert codes(src, "TL102") == []
     assert codes(src.replace(', dataset_kwargs={"skip_prepare_dataset": True}', ""), "TL102") == ["TL102"]
+
+
+def test_tl201_a_helper_named_like_a_tokenizer_is_read_for_what_it_does():
+    # the map function calls the file's own `tokenize_text`, which pads to a fixed length: its body says so
+    src = """
+    from datasets import load_dataset
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, Trainer, TrainingArguments
+
+    tokenizer = AutoTokenizer.from_pretrained("bert-base-cased")
+    raw = load_dataset("imdb")
+
+    def tokenize_text(texts):
+        return tokenizer(texts, padding="max_length", max_length=256, truncation=True)
+
+    def preprocess(batch):
+        return tokenize_text(batch["text"])
+
+    ds = raw.map(preprocess, batched=True)
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+    trainer = Trainer(model=model, args=TrainingArguments("out"), train_dataset=ds["train"])
+    trainer.train()
+    """
+    assert codes(src, "TL201") == []
+    assert codes(src.replace('padding="max_length", max_length=256, ', ""), "TL201") == ["TL201"]

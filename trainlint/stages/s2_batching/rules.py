@@ -1172,9 +1172,8 @@ class BatchEncodingToFit(Rule):
     fix = Applicability.SAFE
     measured_from = 4
     # a Keras data method on a Keras model (`keras.`, `tf.keras.`, `tf_keras.` qualified names) or on a
-    # transformers TF model (`TF…` classes) of a script pinned to transformers < 4.38; the value is the output
-    # of a transformers tokenizer (its qualified name starts with `transformers`)
-    gate = (_KERAS_DATA_METHODS, ("keras", "tf_keras", "TF*"), ("transformers",))
+    # transformers TF model (`TF…` classes) of a script pinned to transformers < 4.38
+    gate = (_KERAS_DATA_METHODS, ("keras", "tf_keras", "TF*"))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
