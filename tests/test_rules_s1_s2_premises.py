@@ -430,3 +430,28 @@ def test_tl201_a_helper_named_like_a_tokenizer_is_read_for_what_it_does():
     """
     assert codes(src, "TL201") == []
     assert codes(src.replace('padding="max_length", max_length=256, ', ""), "TL201") == ["TL201"]
+
+
+def test_tl202_text_given_to_a_helper_that_tokenizes_is_tokenized_text():
+    src = """
+    from datasets import load_dataset
+    from transformers import AutoTokenizer, DataCollatorWithPadding
+
+    tokenizer = AutoTokenizer.from_pretrained("bert-base-cased")
+    raw = load_dataset("csv", data_files="reviews.csv")
+
+    def tokenize_text(texts):
+        return tokenizer(texts, truncation=True)
+
+    def preprocess(batch):
+        return tokenize_text(batch["review"])
+
+    tokenized = raw.map(preprocess, batched=True)
+    data_collator = DataCollatorWithPadding(tokenizer)
+    data_collator([tokenized["train"][i] for i in range(2)])
+    """
+    [f] = lint(src, "TL202")
+    assert "'review'" in f.message
+    assert codes(src.replace('tokenize_text(batch["review"])', 'encode_numbers(batch["review"])').replace(
+        "def tokenize_text(texts):\n        return tokenizer(texts, truncation=True)",
+        "def encode_numbers(texts):\n        return {'input_ids': [[len(t)] for t in texts]}"), "TL202") == []

@@ -406,8 +406,10 @@ def _tokenized_columns(facts, fn) -> list[str]:
                     local.setdefault(t.target.value, []).extend(reads(assign.value))
     cols: list[str] = []
     for c in iter_calls(fn.body):
-        if not facts.is_tokenizer_call(c, fn):
-            continue
+        helper = facts.function_def(c.func, fn if fn in facts.where else None) if isinstance(c.func, cst.Name) else None
+        if not (facts.is_tokenizer_call(c, fn) or (
+                isinstance(helper, cst.FunctionDef) and helper is not fn and facts.tokenization_of(helper).calls_tokenizer)):
+            continue  # neither a tokenizer call nor a helper of the file that calls one
         for a in c.args:
             if a.keyword is not None and a.keyword.value not in ("text", "text_pair", "text_target"):
                 continue
