@@ -9,11 +9,22 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from trainlint.facts.expr import argument, dotted, positional, self_item
+from trainlint.facts.scopes import Scope
 from trainlint.facts.walk import iter_nodes
+
+if TYPE_CHECKING:
+    from trainlint.facts.core import Facts
+    from trainlint.facts.scopes import Binding
+
+#: an order a variable's rows are in: (the source they come from, the shuffle that reordered them; None: the
+#: order the source was made in)
+Order = tuple[str, cst.CSTNode | None]
+Orders = frozenset[Order]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,7 +99,7 @@ def _derived_from(expr: cst.BaseExpression) -> str | None:
     return None
 
 
-def _same_loop(facts, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+def _same_loop(facts: Facts, a: cst.CSTNode, b: cst.CSTNode) -> bool:
     """``a`` and ``b`` run in the body of one loop."""
     wa, wb = facts.where.get(a), facts.where.get(b)
     if wa is None or wb is None:
@@ -97,7 +108,7 @@ def _same_loop(facts, a: cst.CSTNode, b: cst.CSTNode) -> bool:
     return any(id(x) in loops_b for x in wa.blocks if isinstance(x, (cst.For, cst.While)))
 
 
-def pairing_name(facts, call: cst.Call) -> str | None:
+def pairing_name(facts: Facts, call: cst.Call) -> str | None:
     func = call.func
     if isinstance(func, cst.Name):
         if func.value == "zip" and facts.lookup("zip", call) is None:
@@ -123,7 +134,7 @@ _GROWING = frozenset({"append", "extend", "insert"})
 _BUILTIN_NAMES = frozenset(dir(builtins)) | {"self"}
 
 
-def _var_key(expr) -> str | None:
+def _var_key(expr: cst.CSTNode | None) -> str | None:
     """The variable an expression names: `x`, or `self.x` (an attribute of the instance)."""
     if isinstance(expr, cst.Name):
         return expr.value
@@ -149,17 +160,17 @@ class RowOrders:
         self.alignment = alignment
         self.facts = facts = alignment.facts
         self.methods = methods
-        self.state: dict[str, frozenset] = {}
+        self.state: dict[str, Orders] = {}
         self.lineage: dict[str, frozenset[str]] = {}  # variable -> the variables it was read from
         self.shuffled: dict[cst.CSTNode, str] = {}  # shuffle call -> the variable it shuffled
         #: pairing call -> (its arguments, the orders each holds there, the variables each was read from)
-        self.pairings: dict[cst.Call, list[tuple[cst.BaseExpression, frozenset, frozenset]]] = {}
+        self.pairings: dict[cst.Call, list[tuple[cst.BaseExpression, Orders, frozenset[str]]]] = {}
         self._external = set(facts.imports.names) | _BUILTIN_NAMES
         for n in nodes:
             self._step(n)
 
     # -- statements ------------------------------------------------------------------------
-    def _step(self, n) -> None:
+    def _step(self, n: cst.CSTNode) -> None:
         if isinstance(n, cst.Call):
             self._call(n)
         elif isinstance(n, cst.For):
@@ -172,41 +183,43 @@ class RowOrders:
             key = _var_key(n.target)
             if key is not None:
                 self._grow(key, n.value)
-        elif n.value is not None:
-            targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
-            for t in targets:
-                self._assign(t, n.value, self.facts.where[n].order)
+        elif isinstance(n, (cst.Assign, cst.AnnAssign)) and n.value is not None:
+            targets: list[cst.BaseAssignTargetExpression] = (
+                [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target])
+            for target in targets:
+                self._assign(target, n.value, self.facts.where[n].order)
 
     def _call(self, call: cst.Call) -> None:
         f = call.func
         if pairing_name(self.facts, call) is not None:
-            pairs = self.pairings[call] = []
-            for a in pairing_args(call):
+            pairs: list[tuple[cst.BaseExpression, Orders, frozenset[str]]] = []
+            self.pairings[call] = pairs
+            for expr in pairing_args(call):
                 keys: set[str] = set()
-                pairs.append((a, self.reads(a, keys), frozenset(keys)))
+                pairs.append((expr, self.reads(expr, keys), frozenset(keys)))
             return
         if isinstance(f, cst.Attribute) and f.attr.value in _GROWING:
             key = _var_key(f.value)
             if key is not None and key in self.state:  # `labels.append(label_of(f))`
-                for a in call.args:
-                    self._grow(key, a.value)
+                for arg in call.args:
+                    self._grow(key, arg.value)
             return
         if (self.facts.callee(call) or "") in INPLACE_SHUFFLES or self.alignment.rng_shuffle(call):
             key = _var_key(argument(call, "x", 0))
             if key is not None:
                 self._shuffle(key, call)
 
-    def _grow(self, key: str, value) -> None:
+    def _grow(self, key: str, value: cst.BaseExpression) -> None:
         keys: set[str] = set()
         self.state[key] = self.get(key) | self.reads(value, keys)
         self.lineage[key] = self.lineage.get(key, frozenset()) | keys
 
-    def _bind(self, key: str, value, order: int) -> None:
+    def _bind(self, key: str, value: cst.BaseExpression, order: int) -> None:
         keys: set[str] = set()
         self.state[key] = self.reads(value, keys) or frozenset({(f"{key}#{order}", None)})
         self.lineage[key] = frozenset(keys)
 
-    def _assign(self, target, value, order: int) -> None:
+    def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression, order: int) -> None:
         key = _var_key(target)
         if key is not None:
             shuffle = self._reordering(key, value)
@@ -216,7 +229,7 @@ class RowOrders:
                 self._bind(key, value, order)
             return
         if isinstance(target, (cst.Tuple, cst.List)):
-            elements = [e.value for e in target.elements]
+            elements: list[cst.BaseExpression] = [e.value for e in target.elements]
             values = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) and \
                 len(value.elements) == len(elements) else None
             joint = self._joint_shuffle(value, len(elements))
@@ -239,7 +252,7 @@ class RowOrders:
         self.state[key] = frozenset((src, node) for src, _ in self.get(key))
         self.shuffled[node] = key
 
-    def _reordering(self, key: str, value) -> cst.Call | None:
+    def _reordering(self, key: str, value: cst.BaseExpression) -> cst.Call | None:
         """The call that makes `value` the rows of `key` reordered: `key.sample(frac=1).reset_index(drop=True)`,
         `shuffle(key)`, `np.random.permutation(key)`."""
         if not isinstance(value, cst.Call):
@@ -248,7 +261,8 @@ class RowOrders:
             pos = positional(value)
             return value if len(pos) >= 1 and _var_key(pos[0].value) == key and (
                 len(pos) == 1 or self.facts.callee(value) == "random.sample") else None
-        e, found = value, None
+        e: cst.BaseExpression = value
+        found: cst.Call | None = None
         while _var_key(e) is None:  # down the method chain to its receiver
             if isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute):
                 if e.func.attr.value in _REORDERING_METHODS:
@@ -260,7 +274,7 @@ class RowOrders:
                 return None
         return found if found is not None and _var_key(e) == key else None
 
-    def _joint_shuffle(self, value, n: int) -> list | None:
+    def _joint_shuffle(self, value: cst.BaseExpression, n: int) -> list[cst.BaseExpression] | None:
         """`shuffle(X, y)`: the arrays shuffled together, one per target."""
         if isinstance(value, cst.Call) and (self.facts.callee(value) or "") == "sklearn.utils.shuffle":
             pos = positional(value)
@@ -269,15 +283,15 @@ class RowOrders:
         return None
 
     # -- expressions -----------------------------------------------------------------------
-    def get(self, key: str) -> frozenset:
+    def get(self, key: str) -> Orders:
         return self.state.get(key) or frozenset({(key, None)})
 
-    def reads(self, expr, keys: set[str] | None = None) -> frozenset:
+    def reads(self, expr: cst.CSTNode, keys: set[str] | None = None) -> Orders:
         """The orders an expression holds: those of every variable it reads (a method of the class called on
         `self` reads what its body reads); imported names, builtins and called functions hold none. ``keys``
         collects the variables read, and those they were read from."""
-        out: set = set()
-        stack = [expr]
+        out: set[Order] = set()
+        stack: list[cst.CSTNode] = [expr]
         while stack:
             e = stack.pop()
             key = _var_key(e)
@@ -303,8 +317,8 @@ class RowOrders:
                 stack.extend(e.children)
         return frozenset(out)
 
-    def _method_reads(self, name: str, seen: frozenset, keys: set[str] | None) -> frozenset:
-        out = frozenset()
+    def _method_reads(self, name: str, seen: frozenset[str], keys: set[str] | None) -> Orders:
+        out: Orders = frozenset()
         for node in iter_nodes(self.methods[name].body, (cst.Attribute, cst.Call)):
             if isinstance(node, cst.Call):
                 f = node.func
@@ -321,22 +335,22 @@ class RowOrders:
         return out
 
     # -- misalignment ----------------------------------------------------------------------
-    def split(self, a: frozenset, b: frozenset) -> tuple[cst.CSTNode, bool] | None:
+    def split(self, a: Orders, b: Orders) -> tuple[cst.CSTNode, bool] | None:
         """The shuffle that puts one of two values in a new order of a source the other holds in the order
         the source was made in (each in that one order only): (the shuffle, whether `b` is the shuffled one)."""
-        va: dict = {}
-        vb: dict = {}
+        va: dict[str, set[cst.CSTNode | None]] = {}
+        vb: dict[str, set[cst.CSTNode | None]] = {}
         for src, v in a:
             va.setdefault(src, set()).add(v)
         for src, v in b:
             vb.setdefault(src, set()).add(v)
         for src in sorted(va.keys() & vb.keys()):
-            x, y = va[src], vb[src]
-            if len(x) == 1 and len(y) == 1 and x != y:
-                (x,), (y,) = x, y
-                if x is None:
+            xs, ys = va[src], vb[src]
+            if len(xs) == 1 and len(ys) == 1 and xs != ys:
+                (x,), (y,) = xs, ys
+                if x is None and y is not None:
                     return y, True
-                if y is None:
+                if y is None and x is not None:
                     return x, False
         return None
 
@@ -356,8 +370,11 @@ def indexed_together(method: cst.FunctionDef, through: tuple[str, ...] = ()) -> 
 class Alignment:
     """The alignment questions of one file (built once by :func:`alignment`)."""
 
-    def __init__(self, facts) -> None:
+    def __init__(self, facts: Facts) -> None:
         self.facts = facts
+        self._orders: dict[Scope, RowOrders | None] = {}
+        self._scopes: dict[Scope, tuple[list[cst.CSTNode], bool]] | None = None
+        self._shuffles: dict[Scope, list[cst.Call]] | None = None
 
     # -- what TL104 asks ------------------------------------------------------------------------
     def at_pairing(self, node: cst.Call) -> Misalignment | None:
@@ -375,7 +392,8 @@ class Alignment:
             return None
         return self.class_copied_before_shuffle(methods, init) or self.class_listings(node, methods, init)
 
-    def class_listings(self, node: cst.ClassDef, methods: dict, init: cst.FunctionDef) -> Misalignment | None:
+    def class_listings(self, node: cst.ClassDef, methods: dict[str, cst.FunctionDef],
+                       init: cst.FunctionDef) -> Misalignment | None:
         """Two unsorted listings kept by `__init__` (`self.features = os.listdir(a)`, `self.labels =
         os.listdir(b)`) and paired by position in a method (`self.features[idx]`, `self.labels[idx]`)."""
         listings: dict[str, cst.Call] = {}
@@ -415,16 +433,18 @@ class Alignment:
         labels keep the order the table had before the shuffle, the texts take the new one."""
         facts = self.facts
         scope = facts.where[node].function
-        methods = {}
+        methods: dict[str, cst.FunctionDef] = {}
         cls = facts.where[node].inside(cst.ClassDef)
-        if cls is not None and isinstance(scope, cst.FunctionDef):
+        if isinstance(cls, cst.ClassDef) and isinstance(scope, cst.FunctionDef):
             methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
         orders = self.orders(scope, methods)
-        args = orders.pairings.get(node, []) if orders is not None else []
+        if orders is None:
+            return None
+        args = orders.pairings.get(node, [])
         for i, (a, oa, ka) in enumerate(args):
             for b, ob, kb in args[i + 1:]:
                 found = orders.split(oa, ob)
-                if found is not None and orders.shuffled.get(found[0]) in (ka if found[1] else kb):
+                if found is not None and orders.shuffled.get(found[0], "") in (ka if found[1] else kb):
                     shuffle, b_newer = found
                     old, new = (a, b) if b_newer else (b, a)
                     code = facts.module.code_for_node
@@ -432,7 +452,8 @@ class Alignment:
                                         table=orders.shuffled.get(shuffle, "the data"))
         return None
 
-    def class_copied_before_shuffle(self, methods: dict, init: cst.FunctionDef) -> Misalignment | None:
+    def class_copied_before_shuffle(self, methods: dict[str, cst.FunctionDef],
+                                    init: cst.FunctionDef) -> Misalignment | None:
         """A dataset class whose `__init__` copies a column out of its table, shuffles the table, reads another
         column, and whose `__getitem__` indexes both with one index (`self.img_names[idx]`, `self.labels[idx]`)."""
         method = methods.get("__getitem__")
@@ -488,72 +509,77 @@ class Alignment:
             return None  # two arguments derived from one array
         listed = {n.value: self.unsorted_listing(n.value, node, scope) for n in names}
         # one array shuffled alone
-        lone = [n for n in names if shuffled[n.value] is not None]
-        if len(lone) == 1 and self.copy_made_to_shuffle(root[lone[0].value], shuffled[lone[0].value]):
+        lone = [(n, shuffle) for n in names if (shuffle := shuffled[n.value]) is not None]
+        if len(lone) == 1 and self.copy_made_to_shuffle(root[lone[0][0].value], lone[0][1]):
             return None  # `random_labels = labels[:]; np.random.shuffle(random_labels)`: randomised on purpose
         if len(lone) == 1:
-            arg = lone[0].value
+            arg, alone = lone[0][0].value, lone[0][1]
             x = root[arg]
             others = [n.value if root[n.value] == n.value else root[n.value] for n in names if n.value != arg
-                      and self.independent(root[n.value], node if root[n.value] == n.value else shuffled[arg],
-                                           shuffled[arg], x)]
+                      and self.independent(root[n.value], node if root[n.value] == n.value else alone, alone, x)]
             if others:
-                return Misalignment("shuffle", shuffled[arg], x, others[0], f"`{kind}(...)` pairs them")
+                return Misalignment("shuffle", alone, x, others[0], f"`{kind}(...)` pairs them")
         # unsorted file listings
         lists = [n.value for n in names if listed[n.value] is not None]
         if not lists:
             return None
         x = lists[0]
+        since = listed[x]
+        if since is None:
+            return None
         partners = [n.value for n in names if n.value != x
-                    and (listed[n.value] is not None or self.independent(n.value, node, listed[x], x))]
+                    and (listed[n.value] is not None or self.independent(n.value, node, since, x))]
         if not partners:
             return None
         y = partners[0]
-        return Misalignment("listing", listed[x], x, y, f"`{kind}(...)` pairs `{x}` with `{y}`",
+        return Misalignment("listing", since, x, y, f"`{kind}(...)` pairs `{x}` with `{y}`",
                             both=listed.get(y) is not None)
 
     # -- the row orders of a function ------------------------------------------------------------
-    def orders(self, scope, methods=None) -> RowOrders | None:
+    def orders(self, scope: Scope, methods: dict[str, cst.FunctionDef] | None = None) -> RowOrders | None:
         """The row orders of one function (None when it shuffles nothing: nothing can be out of order)."""
-        memo = self.__dict__.setdefault("_orders_memo", {})
-        if scope not in memo:
+        if scope not in self._orders:
             nodes, shuffles = self._scope_nodes().get(scope, ([], False))
-            memo[scope] = RowOrders(self, nodes, methods or {}) if shuffles else None
-        return memo[scope]
+            self._orders[scope] = RowOrders(self, nodes, methods or {}) if shuffles else None
+        return self._orders[scope]
 
-    def _scope_nodes(self) -> dict:
+    def _scope_nodes(self) -> dict[Scope, tuple[list[cst.CSTNode], bool]]:
         """function → (its assignments, `for` loops and calls in document order, whether one of its calls is
         named like a shuffle): one pass over the file."""
-        memo = self.__dict__.get("_scopes_memo")
-        if memo is None:
+        if self._scopes is None:
             facts = self.facts
-            memo = self._scopes_memo = {}
+            nodes: dict[Scope, list[cst.CSTNode]] = {}
+            shuffles: set[Scope] = set()
             for kind in ("Assign", "AnnAssign", "AugAssign", "For", "Call"):
                 for n in facts.index.get(kind, ()):
-                    entry = memo.setdefault(facts.where[n].function, ([], [False]))
-                    entry[0].append(n)
-                    if kind == "Call" and not entry[1][0]:
+                    scope = facts.where[n].function
+                    nodes.setdefault(scope, []).append(n)
+                    if isinstance(n, cst.Call):
                         f = n.func
                         name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
-                        entry[1][0] = name in ("shuffle", "sample", "permutation")
-            for scope, (nodes, flag) in list(memo.items()):
-                nodes.sort(key=lambda n: facts.where[n].order)
-                memo[scope] = (nodes, flag[0])
-        return memo
+                        if name in ("shuffle", "sample", "permutation"):
+                            shuffles.add(scope)
+            self._scopes = {}
+            for scope, found in nodes.items():
+                found.sort(key=lambda n: facts.where[n].order)
+                self._scopes[scope] = (found, scope in shuffles)
+        return self._scopes
 
 
-    def lineage(self, name: str, at: cst.CSTNode):
+    def lineage(self, name: str, at: cst.CSTNode) -> list[tuple[str, Binding | None, int]]:
         """``name`` and the arrays it was derived from, newest first: (name, its binding, the order it is read
         at) for `x_train = x[k:]` (a slice), `x = pad_sequences(x, ...)` (a function of one array), `x.copy()`."""
         facts = self.facts
         scope = facts.where[at].function
         b = facts.lookup(name, at)
-        out = [(name, b, facts.where[at].order)]
+        out: list[tuple[str, Binding | None, int]] = [(name, b, facts.where[at].order)]
         for _ in range(6):
             if b is None or not isinstance(b.value, cst.BaseExpression):
                 break
             src = _derived_from(b.value)
-            earlier = [x for x in facts.bindings.get(scope, {}).get(src, ()) if x.order < b.order] if src else []
+            if not src:
+                break
+            earlier = [x for x in facts.bindings.get(scope, {}).get(src, ()) if x.order < b.order]
             if not earlier or earlier[-1].value is None or isinstance(earlier[-1].value, cst.Param):
                 break
             if any(n == src and x is earlier[-1] for n, x, _ in out):
@@ -562,9 +588,11 @@ class Alignment:
             b = earlier[-1]
         return out
 
-    def shuffled_between(self, name: str, binding, read_order: int, scope) -> cst.Call | None:
+    def shuffled_between(self, name: str, binding: Binding | None, read_order: int, scope: Scope) -> cst.Call | None:
         """An in-place shuffle of ``name`` after ``binding`` and before ``read_order``."""
         facts = self.facts
+        if binding is None:
+            return None
         for call in self.shuffle_calls(scope):
             w = facts.where[call]
             if not binding.order < w.order < read_order:
@@ -577,7 +605,7 @@ class Alignment:
         return None
 
     # -- shuffles --------------------------------------------------------------------------
-    def shuffled(self, name: str, at: cst.Call, scope) -> cst.Call | None:
+    def shuffled(self, name: str, at: cst.Call, scope: Scope) -> cst.Call | None:
         """The call that shuffled `name` on its own before `at` (in place, or `x = permutation(x)`)."""
         facts = self.facts
         order = facts.where[at].order
@@ -617,11 +645,11 @@ class Alignment:
                 and isinstance(v.args[0].value, cst.Name)
         return False
 
-    def shuffle_calls(self, scope) -> list[cst.Call]:
+    def shuffle_calls(self, scope: Scope) -> list[cst.Call]:
         """The shuffling calls of one scope (all scopes computed in one pass over the calls)."""
-        cache = getattr(self, "_cache", None)
+        cache = self._shuffles
         if cache is None:
-            cache = self._cache = {}
+            cache = self._shuffles = {}
             facts = self.facts
             for call in facts.index.get("Call", ()):
                 func = call.func
@@ -668,10 +696,10 @@ class Alignment:
         return b.value is not None and not _mentions(b.value, other)
 
     # -- listings --------------------------------------------------------------------------
-    def unsorted_listing(self, name: str, at: cst.Call, scope) -> cst.Call | None:
+    def unsorted_listing(self, name: str, at: cst.Call, scope: Scope) -> cst.Call | None:
         facts = self.facts
         b = facts.lookup(name, at)
-        if b is None or b.value is None:
+        if b is None or not isinstance(b.value, cst.BaseExpression):
             return None
         call = self.listing_in(b.value)
         if call is None:
@@ -702,9 +730,9 @@ class Alignment:
         return None
 
 
-def alignment(facts) -> Alignment:
+def alignment(facts: Facts) -> Alignment:
     """The alignment questions of a file (built once, kept with the file's facts)."""
-    a = facts.__dict__.get("_alignment")
+    a: Alignment | None = facts.__dict__.get("_alignment")
     if a is None:
-        a = facts._alignment = Alignment(facts)
+        a = facts.__dict__["_alignment"] = Alignment(facts)
     return a

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Set as AbstractSet
 
 import libcst as cst
 
@@ -84,11 +85,12 @@ class RawDatasetToTrainer(Rule):
             return False
         collator = given(trainer, "data_collator", 2)
         if collator is not None:
-            call = collator
+            call: cst.CSTNode | None = collator
             if isinstance(collator, cst.Name):
                 b = facts.lookup(collator.value, trainer)
                 call = b.value if b is not None else None
-            q = facts.qualname(call.func if isinstance(call, cst.Call) else call) if call is not None else None
+            q = facts.qualname(call.func if isinstance(call, cst.Call) else call) \
+                if isinstance(call, cst.BaseExpression) else None
             if not (q or "").startswith("transformers."):
                 return False
         cls = facts.value_of(trainer.func, trainer) if isinstance(trainer.func, cst.Name) else None
@@ -273,7 +275,7 @@ class UnknownDatasetColumn(Rule):
             return argument(args, "dataset_text_field")
         return None
 
-    def _anchor(self, node: cst.CSTNode) -> cst.CSTNode:
+    def _anchor(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return node if node in self.ctx.facts.where else None
 
     def _raw_info(self, recv, at) -> tuple[knowledge.DatasetInfo, cst.Call] | None:
@@ -419,9 +421,10 @@ class LabelSortedSlice(Rule):
         """The labels of this dataset are not what the file trains on: its label column is dropped
         (`remove_columns=["text", "label"]`, `remove_columns=ds.column_names`), or every model of the file is
         a language model (`*ForCausalLM`, `*ForMaskedLM`, ...: the text itself is the target)."""
-        memo = getattr(self, "_unused", None)
+        memo: dict[cst.Call, bool] | None = getattr(self, "_unused", None)
         if memo is None:
-            memo = self._unused = {}
+            memo = {}
+            self._unused = memo
         if load in memo:
             return memo[load]
         facts = self.ctx.facts
@@ -471,7 +474,7 @@ class LabelSortedSlice(Rule):
         elif a < 0 and b is None:
             certain = block is not None and -a <= block  # the last rows: the last class
         elif a > 0 and b is None:
-            certain = pct and a >= 100 - block
+            certain = pct and block is not None and a >= 100 - block
         else:
             return
         what = "holds a single class" if certain else "is skewed towards a few classes"
@@ -766,7 +769,7 @@ class UnseededMultiprocessData(Rule):
                     self._seeded |= self._generators(call)
         return self._seeded
 
-    def _generators(self, call: cst.Call) -> frozenset[str] | set[str]:
+    def _generators(self, call: cst.Call) -> AbstractSet[str]:
         return _SEEDERS.get(self.ctx.facts.callee(call) or "", _ALL)
 
     def _seeder_calls(self) -> list[cst.Call]:
@@ -793,13 +796,14 @@ class UnseededMultiprocessData(Rule):
                     memo.append(call)
         return memo
 
-    def _per_rank_calls(self) -> dict:
+    def _per_rank_calls(self) -> dict[cst.Call, cst.CSTNode]:
         """Seeding calls whose seed depends on the process (`seed += accelerator.process_index * 12345` before
         `np.random.seed(seed)`, `set_seed(args.seed + rank)`) → the expression that makes it so."""
-        memo = self.__dict__.get("_per_rank_memo")
+        memo: dict[cst.Call, cst.CSTNode] | None = self.__dict__.get("_per_rank_memo")
         if memo is None:
             facts = self.ctx.facts
-            memo = self._per_rank_memo = {}
+            memo = {}
+            self._per_rank_memo = memo
             for call in self._seeder_calls():
                 seed = call.args[0].value if call.args else None
                 if seed is None:
@@ -818,9 +822,9 @@ class UnseededMultiprocessData(Rule):
                             memo[call] = st
         return memo
 
-    def _per_rank_seeds(self) -> dict:
+    def _per_rank_seeds(self) -> dict[str, cst.CSTNode]:
         """generator → the statement that seeds it per process (when nothing seeds it the same everywhere)."""
-        out = {}
+        out: dict[str, cst.CSTNode] = {}
         for call, why in self._per_rank_calls().items():
             for g in self._generators(call):
                 out.setdefault(g, why)

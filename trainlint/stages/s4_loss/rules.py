@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import libcst as cst
 
 from trainlint import codemod, knowledge
@@ -297,7 +299,7 @@ class ActivationBeforeLoss(Rule):
         qn = _torch_name(facts.callee(call))
         if qn in _LOGIT_LOSSES and qn.startswith("torch.nn.functional."):
             return qn.rsplit(".", 1)[-1], _LOGIT_LOSSES[qn]
-        ctor = _called_object(call.func)
+        ctor: Any = _called_object(call.func)
         if isinstance(ctor, cst.Name):  # (a parameter: what the file's calls give it)
             ctor = self._made(ctor.value, call)
         if _is_self_attr(ctor):  # self.criterion(...) with self.criterion = nn.CrossEntropyLoss()
@@ -344,7 +346,7 @@ class ActivationBeforeLoss(Rule):
         qn = facts.callee(expr)
         if qn in _ACTIVATIONS:
             return _ACTIVATIONS[qn], expr
-        func = expr.func
+        func: Any = expr.func
         method = func.attr.value if isinstance(func, cst.Attribute) and qn is None else None
         if qn in _KEEPING_FUNCTIONS or method in _KEEPING_METHODS:  # probs.view(-1, n), torch.squeeze(probs)
             return self._activation(argument(expr, "input", 0) if qn else func.value, at, depth + 1)
@@ -378,9 +380,9 @@ class ActivationBeforeLoss(Rule):
             layers = []
         for arg in layers:
             if isinstance(arg, (cst.Name, cst.Attribute, cst.Call)):
-                found = self._layer_activation(arg, expr, depth + 1, given=True)
-                if found is not None:
-                    return found[0], found[1] if found[1] is not None else arg
+                inside = self._layer_activation(arg, expr, depth + 1, given=True)
+                if inside is not None:
+                    return inside[0], inside[1] if inside[1] is not None else arg
         return None
 
     def _layer_activation(self, layer, at, depth: int, given: bool = False) -> tuple[str, cst.CSTNode | None] | None:
@@ -409,7 +411,7 @@ class ActivationBeforeLoss(Rule):
                 moved, made = made, made.func.value  # Net().to(device)
             if not (isinstance(made, cst.Name) and moved in facts.where):
                 break
-            made = self._made(made.value, moved)  # `model = model.to(device)`: what `model` was before
+            made = self._made(made.value, cast(cst.Call, moved))  # `model = model.to(device)`: what `model` was before
         if not given:
             made = self._built_by(made, depth)
         if not isinstance(made, cst.Call):
@@ -432,9 +434,10 @@ class ActivationBeforeLoss(Rule):
 
     def _loops(self) -> dict:
         """id(loop variable) -> (the `for` statement, what the variable is an element of)."""
-        loops = self.__dict__.get("_loop_sources")
+        loops: dict[int, tuple[cst.For, cst.BaseExpression]] | None = self.__dict__.get("_loop_sources")
         if loops is None:
-            loops = self._loop_sources = {}
+            loops = {}
+            self._loop_sources = loops
             for node in self.ctx.facts.index.get("For", ()):
                 target, source = node.target, node.iter
                 if isinstance(target, cst.Name):
@@ -462,7 +465,7 @@ class ActivationBeforeLoss(Rule):
         if qn is not None:
             return not qn.startswith("torch.")
         if _is_self_attr(func):
-            made = self._self_attr(at, func.attr.value)
+            made = self._self_attr(at, cast(cst.Attribute, func).attr.value)
         elif isinstance(func, cst.Name):
             b = facts.lookup(func.value, at)
             made = b.value if b is not None else None
@@ -486,7 +489,7 @@ class ActivationBeforeLoss(Rule):
         fn = w.function if w is not None else None
         param = isinstance(fn, cst.FunctionDef) and any(
             p.name is b.target for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params))
-        if not param:
+        if not param or not isinstance(fn, cst.FunctionDef):
             return b.value if isinstance(b.value, cst.BaseExpression) else None
         graph = call_graph(facts)
         sites = graph.callers(fn)
@@ -548,7 +551,7 @@ class ActivationBeforeLoss(Rule):
                        and isinstance(a.targets[0].target, cst.Name)), None)
         if holder is None:
             return []
-        name, scope = holder.targets[0].target.value, facts.where[holder].function
+        name, scope = cast(cst.Name, holder.targets[0].target).value, facts.where[holder].function
         layers = []
         for c in call_graph(facts).calls_in.get(scope, ()):
             f = c.func
@@ -640,7 +643,7 @@ class ActivationBeforeLoss(Rule):
         fl = keyword(loss, "from_logits")
         if fl is None or facts.constant(fl.value, call) is not True:
             return
-        model = facts.value_of(call.func.value, call)
+        model = facts.value_of(cast(cst.Attribute, call.func).value, call)
         if not isinstance(model, ModelValue) or model.call is None:
             return
         if facts.callee(model.call) not in ("keras.Sequential", "keras.models.Sequential"):

@@ -280,6 +280,9 @@ class _ReturnsNone(Rule):
     def symptom(self) -> str:
         raise NotImplementedError
 
+    def hint(self) -> str:
+        raise NotImplementedError
+
     def functions(self):
         yield from metric_functions(self.ctx.facts, self.param)
 
@@ -606,7 +609,7 @@ class UnknownMetricForBestModel(Rule):
                     return
                 shown = ", ".join(f'"{k}"' for k in sorted(keys)) or "nothing"
                 source = f"`{fn.name.value}` returns {shown} (the Trainer reports them as `eval_<key>`)"
-            if key in keys:
+            if keys is None or key in keys:
                 return
             self.report(
                 kw.value,
