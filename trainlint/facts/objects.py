@@ -124,6 +124,24 @@ class Number(Obj):
     """A Python number: a literal, `loss.item()`, `float(x)`, a sum of numbers. It holds no graph."""
 
 
+@dataclasses.dataclass(frozen=True)
+class Tokenizer(Obj):
+    """A transformers tokenizer (`AutoTokenizer.from_pretrained(...)`, a `*Tokenizer` class) or processor."""
+
+    name: str = ""  # the class: "AutoTokenizer", "BertTokenizerFast", "AutoProcessor"
+
+    @property
+    def processor(self) -> bool:
+        """A processor (`AutoProcessor`): calling it returns a `BatchFeature`, not a `BatchEncoding`."""
+        return "Tokenizer" not in self.name
+
+
+@dataclasses.dataclass(frozen=True)
+class Encoding(Obj):
+    """What calling a transformers tokenizer returns (`tokenizer(texts)`, `tokenizer.batch_encode_plus(...)`,
+    `tokenizer.pad(...)`): a `BatchEncoding`, a dict subclass, whatever `return_tensors` asks for."""
+
+
 # ---------------------------------------------------------------------------------------------
 # Library knowledge
 
@@ -225,6 +243,8 @@ def merge(objs: list[Obj | None]) -> Obj | None:
         return None
     if isinstance(first, Number):
         return Number(None)
+    if isinstance(first, Encoding):
+        return Encoding(None)
     if isinstance(first, Tensor):
         ts = [o for o in objs if isinstance(o, Tensor)]
         return Tensor(None, output=_same(t.output for t in ts), graph=_same(t.graph for t in ts),

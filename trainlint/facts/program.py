@@ -46,10 +46,12 @@ from trainlint.facts.objects import (
     Optimizer,
     Output,
     Tensor,
+    Tokenizer,
+    Encoding,
     keras_loss_expects,
     merge,
 )
-from trainlint.facts.values import ClassValue, ModelValue
+from trainlint.facts.values import ClassValue, ModelValue, TokenizerValue
 
 if TYPE_CHECKING:
     from trainlint.facts.core import Facts
@@ -65,6 +67,8 @@ _NUMBER_BUILTINS = frozenset({"float", "int", "round", "len", "abs", "max", "min
 _KEEPING = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "view", "reshape", "squeeze",
                       "unsqueeze", "flatten", "contiguous", "permute", "transpose", "clone", "view_as",
                       "reshape_as", "type", "mean", "sum"})
+#: tokenizer methods that return a `BatchEncoding`
+_ENCODING_METHODS = frozenset({"__call__", "encode_plus", "batch_encode_plus", "pad"})
 #: context managers and decorators that turn gradients off
 _GRAD_OFF = frozenset({"no_grad", "inference_mode"})
 _KERAS_MODEL_CLASSES = frozenset({"keras.Model", "keras.models.Model", "keras.Sequential", "keras.models.Sequential"})
@@ -359,6 +363,8 @@ class Program:
             return self._module_call(callee, call, here, depth)
         if isinstance(callee, Loss):
             return Tensor(call, graph=self._graph_of_args(call, here, depth), loss=True)
+        if isinstance(callee, Tokenizer):
+            return None if callee.processor else Encoding(call)
         # a class of the file, or a function of the file
         if isinstance(func, cst.Name):
             b = facts.lookup(func.value, here)
@@ -397,6 +403,8 @@ class Program:
             return Tensor(call, graph=recv.graph) if recv.graph is False else None
         if isinstance(recv, Loss) and meth in ("forward", "__call__"):
             return Tensor(call, graph=self._graph_of_args(call, at, depth), loss=True)
+        if isinstance(recv, Tokenizer) and meth in _ENCODING_METHODS and not recv.processor:
+            return Encoding(call)
         return None
 
     def _graph_of_args(self, call: cst.Call, at: cst.CSTNode, depth: int) -> bool | None:
@@ -476,6 +484,12 @@ class Program:
         v = self.facts.value_of(call, at)
         if isinstance(v, ModelValue):
             return self._model_value(v, call)
+        if isinstance(v, TokenizerValue):
+            f = call.func
+            owner = self.facts.qualname(f.value if isinstance(f, cst.Attribute) and f.attr.value in (
+                "from_pretrained", "from_config") else f) or ""
+            if owner.startswith("transformers."):  # not the `tokenizers` library's `Tokenizer`
+                return Tokenizer(call, name=owner.rsplit(".", 1)[-1])
         return None
 
     def _torch_nn(self, call: cst.Call, q: str, short: str, at: cst.CSTNode, depth: int) -> Obj | None:
