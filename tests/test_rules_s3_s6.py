@@ -82,3 +82,76 @@ def test_a_class_deriving_from_the_class_its_name_held_before_is_linted():
     assert facts.base_binding("Mario", third).value is second
     v = facts.value_of(cst.ensure_type(third.bases[0].value, cst.Name), third)
     assert isinstance(v, ClassValue)
+
+
+# -- TL504 ------------------------------------------------------------------------------------------
+
+# in the shape of PyTorchKorea/tutorials-kr beginner_source/blitz/autograd_tutorial.py: the first section
+# names its optimizer `optim`; the later section's `from torch import nn, optim` makes `optim` the module
+# again, and the new model gets an optimizer of its own
+AUTOGRAD_TUTORIAL = """
+import torch
+from torchvision.models import resnet18, ResNet18_Weights
+
+model = resnet18(weights=ResNet18_Weights.DEFAULT)
+data = torch.rand(1, 3, 64, 64)
+labels = torch.rand(1, 1000)
+prediction = model(data)
+loss = (prediction - labels).sum()
+loss.backward()
+optim = torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
+optim.step()
+
+from torch import nn, optim
+
+model = resnet18(weights=ResNet18_Weights.DEFAULT)
+for param in model.parameters():
+    param.requires_grad = False
+model.fc = nn.Linear(512, 10)
+optimizer = optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
+"""
+
+
+def test_tl504_silent_when_an_import_rebinds_the_optimizer_name():
+    assert lines(AUTOGRAD_TUTORIAL, "TL504") == []
+    # without the import, the old SGD object is what `optim` names when it steps for the new model
+    stepped = AUTOGRAD_TUTORIAL.replace("from torch import nn, optim", "from torch import nn") + (
+        "model(data).sum().backward()\noptim.step()\n")
+    assert lines(stepped, "TL504") == [16]
+
+
+# in the shape of rasbt/LLMs-from-scratch ch05: the trained model is rebuilt to reload its weights for
+# inference; the old optimizer's state is saved, never stepped, and a new optimizer is built later
+LLM_CH05 = """
+import torch
+from previous_chapters import GPTModel
+
+model = GPTModel(GPT_CONFIG_124M)
+model.to(device)
+optimizer = torch.optim.AdamW(model.parameters(), lr=0.0004, weight_decay=0.1)
+train_losses, val_losses, tokens_seen = train_model_simple(
+    model, train_loader, val_loader, optimizer, device,
+    num_epochs=10, eval_freq=5, eval_iter=5, start_context="Every effort moves you", tokenizer=tokenizer)
+torch.save(model.state_dict(), "model.pth")
+
+model = GPTModel(GPT_CONFIG_124M)
+model.load_state_dict(torch.load("model.pth", map_location=device, weights_only=True))
+model.eval()
+
+torch.save({"model_state_dict": model.state_dict(), "optimizer_state_dict": optimizer.state_dict()},
+           "model_and_optimizer.pth")
+checkpoint = torch.load("model_and_optimizer.pth", weights_only=True)
+model = GPTModel(GPT_CONFIG_124M)
+model.load_state_dict(checkpoint["model_state_dict"])
+optimizer = torch.optim.AdamW(model.parameters(), lr=0.0005, weight_decay=0.1)
+optimizer.load_state_dict(checkpoint["optimizer_state_dict"])
+model.train()
+"""
+
+
+def test_tl504_silent_when_the_old_optimizer_never_steps_for_the_new_model():
+    assert lines(LLM_CH05, "TL504") == []
+    # training the reloaded model with the old optimizer is the bug
+    resumed = LLM_CH05.replace('torch.save({"model_state_dict"', "train_model_simple(model, train_loader, "
+                               "val_loader, optimizer, device, num_epochs=1)\ntorch.save({\"model_state_dict\"")
+    assert lines(resumed, "TL504") == [13]
