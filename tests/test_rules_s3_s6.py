@@ -155,3 +155,166 @@ def test_tl504_silent_when_the_old_optimizer_never_steps_for_the_new_model():
     resumed = LLM_CH05.replace('torch.save({"model_state_dict"', "train_model_simple(model, train_loader, "
                                "val_loader, optimizer, device, num_epochs=1)\ntorch.save({\"model_state_dict\"")
     assert lines(resumed, "TL504") == [13]
+
+
+# -- TL403 ------------------------------------------------------------------------------------------
+
+# in the shape of PacktPublishing/Deep-Learning-with-TensorFlow-and-Keras-3rd-edition Chapter_2
+# logistic_regression_using_keras_API.ipynb: a sigmoid output layer with SparseCategoricalCrossentropy(from_logits=True)
+KERAS_SIGMOID_SPARSE = """
+import tensorflow as tf
+import tensorflow.keras as K
+from tensorflow.keras.layers import Dense, Flatten
+
+((train_data, train_labels), (test_data, test_labels)) = tf.keras.datasets.mnist.load_data()
+model = K.Sequential([
+    Flatten(input_shape=(28, 28)),
+    Dense(10, activation='sigmoid')
+])
+model.compile(optimizer='adam',
+              loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+              metrics=['accuracy'])
+history = model.fit(x=train_data, y=train_labels, epochs=50, validation_split=0.2)
+"""
+
+
+def test_tl403_says_what_the_keras_loss_applies():
+    [f] = lint(KERAS_SIGMOID_SPARSE, "TL403")
+    assert "applies softmax" in f.message and "again" not in f.message, f.message
+    binary = KERAS_SIGMOID_SPARSE.replace("SparseCategoricalCrossentropy", "BinaryCrossentropy")
+    [f] = lint(binary, "TL403")
+    assert "applies sigmoid to them again" in f.message, f.message
+    softmax = KERAS_SIGMOID_SPARSE.replace("'sigmoid'", "'softmax'")
+    [f] = lint(softmax, "TL403")
+    assert "ends in a softmax" in f.message and "applies softmax to them again" in f.message, f.message
+
+
+# in the shape of jeffheaton/t81_558_deep_learning class_07_2_Keras_gan (the fix: jeffheaton/t81_558_deep_learning
+# @2619685a): the discriminator is built by a helper with `model.add(...)` and ends in a sigmoid; the loss
+# object shared by the loss helpers is `from_logits=True`; the generator, built the same way beside it, ends in tanh
+GAN = """
+import tensorflow as tf
+from tensorflow.keras.layers import Activation, BatchNormalization, Conv2D, Dense, Dropout, Flatten, LeakyReLU
+from tensorflow.keras.layers import Reshape, UpSampling2D
+from tensorflow.keras.models import Sequential
+
+GENERATE_RES = 3
+
+
+def build_generator(seed_size, channels):
+    model = Sequential()
+    model.add(Dense(4*4*256, activation="relu", input_dim=seed_size))
+    model.add(Reshape((4, 4, 256)))
+    if GENERATE_RES > 1:
+        model.add(UpSampling2D(size=(GENERATE_RES, GENERATE_RES)))
+        model.add(Conv2D(128, kernel_size=3, padding="same"))
+    model.add(Conv2D(channels, kernel_size=3, padding="same"))
+    model.add(Activation("tanh"))
+    return model
+
+
+def build_discriminator(image_shape):
+    model = Sequential()
+    model.add(Conv2D(32, kernel_size=3, strides=2, input_shape=image_shape, padding="same"))
+    model.add(LeakyReLU(alpha=0.2))
+    model.add(Dropout(0.25))
+    model.add(BatchNormalization(momentum=0.8))
+    model.add(Flatten())
+    model.add(Dense(1, activation='sigmoid'))
+    return model
+
+
+generator = build_generator(100, 3)
+discriminator = build_discriminator((96, 96, 3))
+cross_entropy = tf.keras.losses.BinaryCrossentropy(from_logits=True)
+
+
+def discriminator_loss(real_output, fake_output):
+    real_loss = cross_entropy(tf.ones_like(real_output), real_output)
+    fake_loss = cross_entropy(tf.zeros_like(fake_output), fake_output)
+    return real_loss + fake_loss
+
+
+def generator_loss(fake_output):
+    return cross_entropy(tf.ones_like(fake_output), fake_output)
+
+
+@tf.function
+def train_step(images):
+    seed = tf.random.normal([32, 100])
+    with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
+        generated_images = generator(seed, training=True)
+        real_output = discriminator(images, training=True)
+        fake_output = discriminator(generated_images, training=True)
+        gen_loss = generator_loss(fake_output)
+        disc_loss = discriminator_loss(real_output, fake_output)
+    return gen_loss, disc_loss
+"""
+
+
+def test_tl403_keras_loss_object_called_on_a_sigmoid_model_output():
+    assert lines(GAN, "TL403") == [GAN.splitlines().index(
+        "cross_entropy = tf.keras.losses.BinaryCrossentropy(from_logits=True)") + 1]
+    # the generator's tanh output given to the loss: no probabilities, nothing to report
+    on_generator = GAN.replace("real_output = discriminator(images, training=True)",
+                               "real_output = generator(seed, training=True)").replace(
+        "fake_output = discriminator(generated_images, training=True)", "fake_output = generated_images")
+    assert lines(on_generator, "TL403") == []
+    # the repository's fix: the sigmoid kept, `from_logits=True` dropped
+    assert lines(GAN.replace("from_logits=True", "from_logits=False"), "TL403") == []
+
+
+# in the shape of Yard1/ray-skorch's README example (Yard1/ray-skorch#18): a module class handed, as a class,
+# to a skorch-style wrapper with `criterion=nn.CrossEntropyLoss`; the loss is computed inside the library
+RAY_SKORCH = """
+import numpy as np
+from sklearn.datasets import make_classification
+from torch import nn
+from ray_skorch import RayTrainNeuralNet
+
+X, y = make_classification(1000, 20, n_informative=10, random_state=0)
+
+if __name__ == "__main__":
+    class MyModule(nn.Module):
+        def __init__(self, num_units=10, nonlin=nn.ReLU()):
+            super(MyModule, self).__init__()
+            self.dense0 = nn.Linear(20, num_units)
+            self.nonlin = nonlin
+            self.dropout = nn.Dropout(0.5)
+            self.output = nn.Linear(num_units, 2)
+            self.softmax = nn.Softmax(dim=-1)
+
+        def forward(self, X, **kwargs):
+            X = self.nonlin(self.dense0(X))
+            X = self.dropout(X)
+            X = self.softmax(self.output(X))
+            return X
+
+    net = RayTrainNeuralNet(MyModule, num_workers=2, criterion=nn.CrossEntropyLoss, max_epochs=10, lr=0.1)
+    net.fit(X, y)
+"""
+
+
+def test_tl403_module_class_given_to_a_criterion_wrapper():
+    assert lines(RAY_SKORCH, "TL403") == [22]  # the softmax in `forward`
+    # the merged fix: no softmax in forward
+    assert lines(RAY_SKORCH.replace("X = self.softmax(self.output(X))", "X = self.output(X)"), "TL403") == []
+    # skorch's NeuralNetClassifier with its default NLLLoss expects probabilities: right as it is
+    default = RAY_SKORCH.replace("from ray_skorch import RayTrainNeuralNet", "from skorch import NeuralNetClassifier") \
+        .replace("RayTrainNeuralNet(MyModule, num_workers=2, criterion=nn.CrossEntropyLoss,",
+                 "NeuralNetClassifier(MyModule,")
+    assert lines(default, "TL403") == []
+
+
+def test_program_reads_each_sequential_from_the_adds_of_its_own_function():
+    from trainlint.facts.objects import Module, Output
+    from trainlint.facts.program import program
+
+    facts = _facts(GAN)
+    p = program(facts)
+    made = {a.targets[0].target.value: a for a in facts.index["Assign"] if len(a.targets) == 1
+            and isinstance(a.targets[0].target, cst.Name) and a.targets[0].target.value in ("generator", "discriminator")}
+    disc = p.of(made["discriminator"].value, made["discriminator"])
+    gen = p.of(made["generator"].value, made["generator"])
+    assert isinstance(disc, Module) and disc.output is Output.SIGMOID
+    assert isinstance(gen, Module) and gen.output is None  # a conditional `add`: its last layer is not known
