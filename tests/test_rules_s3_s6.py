@@ -318,3 +318,89 @@ def test_program_reads_each_sequential_from_the_adds_of_its_own_function():
     gen = p.of(made["generator"].value, made["generator"])
     assert isinstance(disc, Module) and disc.output is Output.SIGMOID
     assert isinstance(gen, Module) and gen.output is None  # a conditional `add`: its last layer is not known
+
+
+# -- TL303 ------------------------------------------------------------------------------------------
+
+# in the shape of ayminovitch/fine-tune-codebase (its #2, "pad_token crash"): the checkpoint is an argparse
+# default handed through `main` to a helper whose nested function tokenizes with padding
+CODEBASE = """
+import argparse
+import os
+
+from datasets import load_dataset, load_from_disk
+from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments
+
+
+def load_and_tokenize_dataset(output_file, model_name):
+    if os.path.exists("tokenized_dataset"):
+        tokenized_dataset = load_from_disk("tokenized_dataset")
+    else:
+        dataset = load_dataset("text", data_files={"train": output_file})
+        dataset = dataset["train"].train_test_split(test_size=0.1)
+        tokenizer = AutoTokenizer.from_pretrained(model_name)
+
+        def tokenize_function(examples):
+            return tokenizer(examples["text"], truncation=True, padding="max_length", max_length=512)
+
+        tokenized_dataset = dataset.map(tokenize_function, batched=True, remove_columns=["text"])
+    return tokenized_dataset, tokenizer
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Fine-tune a language model on a codebase.")
+    parser.add_argument("--output_file", type=str, default="codebase.txt")
+    parser.add_argument("--model_name", type=str, default="codellama/CodeLlama-7b-hf")
+    args = parser.parse_args()
+    tokenized_dataset, tokenizer = load_and_tokenize_dataset(args.output_file, args.model_name)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_tl303_tokenizer_of_a_command_line_default_asked_to_pad():
+    [f] = lint(CODEBASE, "TL303")
+    assert f.start.row == 18 and "`--model_name` default" in f.message and f.severity.value == "warning"
+    assert len(f.message) <= 160
+    # the author's answer: give it the end-of-sequence token as its pad token
+    fixed = CODEBASE.replace("        def tokenize_function", "        tokenizer.pad_token = tokenizer.eos_token\n\n"
+                             "        def tokenize_function")
+    assert lines(fixed, "TL303") == []
+    # a checkpoint whose tokenizer has one (and an option without a default: unknown)
+    assert lines(CODEBASE.replace("codellama/CodeLlama-7b-hf", "bert-base-uncased"), "TL303") == []
+    assert lines(CODEBASE.replace('default="codellama/CodeLlama-7b-hf"', "required=True"), "TL303") == []
+    # `padding="max_length"` without `max_length`: Llama tokenizers have no finite length, nothing pads
+    assert lines(CODEBASE.replace(', max_length=512', ''), "TL303") == []
+
+
+# in the shape of trl's README example of June 2023 (huggingface/trl#466)
+PPO = """
+# /// script
+# dependencies = ["trl==0.4.6", "transformers", "torch"]
+# ///
+import torch
+from transformers import AutoTokenizer
+from trl import PPOTrainer, PPOConfig, AutoModelForCausalLMWithValueHead, create_reference_model
+from trl.core import respond_to_batch
+
+model = AutoModelForCausalLMWithValueHead.from_pretrained('gpt2')
+model_ref = create_reference_model(model)
+tokenizer = AutoTokenizer.from_pretrained('gpt2')
+ppo_config = PPOConfig(batch_size=1)
+query_tensor = tokenizer.encode("This morning I went to the ", return_tensors="pt")
+response_tensor = respond_to_batch(model, query_tensor)
+ppo_trainer = PPOTrainer(ppo_config, model, model_ref, tokenizer)
+reward = [torch.tensor(1.0)]
+train_stats = ppo_trainer.step([query_tensor[0]], [response_tensor[0]], reward)
+"""
+
+
+def test_tl303_old_ppo_trainer_pads_with_a_gpt2_tokenizer():
+    assert lines(PPO, "TL303") == [16]
+    assert lines(PPO.replace("tokenizer = AutoTokenizer.from_pretrained('gpt2')",
+                             "tokenizer = AutoTokenizer.from_pretrained('gpt2')\ntokenizer.pad_token = tokenizer.eos_token"),
+                 "TL303") == []
+    # trl 0.12 rewrote PPOTrainer (it takes `processing_class`): the old `step()` is not what runs
+    assert lines(PPO.replace("trl==0.4.6", "trl==0.12.0"), "TL303") == []

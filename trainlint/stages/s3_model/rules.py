@@ -15,6 +15,7 @@ from trainlint.facts import (
     DatasetValue,
     ModelValue,
     TFDatasetValue,
+    TokenizerValue,
     argument,
     dotted,
     given,
@@ -24,7 +25,9 @@ from trainlint.facts import (
     literal,
     self_item,
 )
+from trainlint.facts.constants import string_of
 from trainlint.findings import Applicability, Severity
+from trainlint.pins import PROJECT, versions_of
 from trainlint.rule import Rule, register
 
 #: checkpoints that most likely already carry a fine-tuned classification head of their own
@@ -673,58 +676,141 @@ def _class_id_list(facts, expr, at, depth: int) -> bool:
     return False
 
 
-def _mentions_pad_token_id(ctx) -> bool:
-    return "pad_token_id" in ctx.source
-
-
 #: decoder-only families whose released configs define no `pad_token_id`
 _NO_PAD_CERTAIN = ("gpt2", "gpt-2", "distilgpt2", "gpt-neo", "gpt-j", "gptj", "mistral", "mixtral")
 #: decoder-only families whose configs define a `pad_token_id` (OPT, BLOOM, Gemma)
 _HAS_PAD = ("opt-", "bloom", "gemma")
+#: checkpoints whose released tokenizers have no pad token (GPT-2's byte-level BPE, Llama 2 / Code Llama and
+#: Mistral sentencepiece tokenizers)
+_TOKENIZER_WITHOUT_PAD = ("gpt2", "gpt-2", "distilgpt2", "gpt-neo", "gpt-j", "gptj", "codellama", "llama-2",
+                          "mistral", "mixtral")
+#: collators that always pad with the tokenizer they are given (`tokenizer.pad(..., padding=True)`)
+_PADDING_COLLATORS = frozenset({"DataCollatorWithPadding", "DataCollatorForSeq2Seq", "DataCollatorForTokenClassification"})
+_ASKS_TO_PAD = (True, "max_length", "longest")
+_PAD_ERROR = '"ValueError: Asking to pad but the tokenizer does not have a padding token"'
 
 
 @register
 class DecoderWithoutPadToken(Rule):
-    """A decoder-only checkpoint (GPT-2, Llama, Mistral, …) loaded as a sequence classifier without
-    a pad token in its config: every batch of more than one example fails."""
+    """A decoder-only checkpoint (GPT-2, Llama, Mistral, …) without a pad token: loaded as a sequence
+    classifier that is trained on batches, or its tokenizer asked to pad."""
 
     code = "TL303"
     name = "decoder-without-pad-token"
     severity = Severity.ERROR
-    #: the checkpoint is a string: only the class and the call can be seen in the code's words
-    gate = (("from_pretrained",), ("*ForSequenceClassification",))
+    measured_from = 4
+    #: the checkpoint is a string: only the loading call and what pads can be seen in the code's words
+    gate = (("from_pretrained",), ("*ForSequenceClassification", "padding", *sorted(_PADDING_COLLATORS),
+                                   "PPOTrainer"))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained"):
+        if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
+            self._classifier(node)
             return
-        value = self.ctx.facts.value_of(node)
+        facts = self.ctx.facts
+        qn = facts.callee(node) or ""
+        short = qn.rsplit(".", 1)[-1]
+        if qn.startswith("transformers.") and short in _PADDING_COLLATORS:
+            self._asked_to_pad(node, argument(node, "tokenizer", 0), f", and `{short}` pads every batch with it")
+        elif qn.startswith("trl.") and short == "PPOTrainer" and self._old_ppo_stepped(node):
+            self._asked_to_pad(node, argument(node, "tokenizer", 3), ", and `PPOTrainer.step()` pads the batch with it")
+        else:
+            padding = argument(node, "padding")
+            if padding is not None and literal(padding) in _ASKS_TO_PAD:
+                called = func.value if isinstance(func, cst.Attribute) and func.attr.value in (
+                    "encode", "encode_plus", "batch_encode_plus", "__call__") else func
+                # `padding="max_length"` without `max_length` pads only where the tokenizer has a finite
+                # `model_max_length` (GPT-2's 1024; Llama's tokenizers have none, and then nothing pads)
+                unbounded = literal(padding) == "max_length" and argument(node, "max_length") is None
+                self._asked_to_pad(node, called, f" and is asked to pad (`padding={self.ctx.code(padding)}`)", gpt2_only=unbounded)
+
+    # -- the model: `...ForSequenceClassification` ------------------------------------------------
+    def _classifier(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        value = facts.value_of(node)
         if not isinstance(value, ModelValue) or value.head != "sequence-classification" or has_star_kwargs(node):
             return
-        ckpt = value.checkpoint
-        if not isinstance(ckpt, str):
+        ckpt = self._checkpoint(node, value.checkpoint)
+        if ckpt is None:
             return
-        low = ckpt.lower()
+        low = ckpt[0].lower()
         if not any(f in low for f in knowledge.DECODER_ONLY) or any(f in low for f in _HAS_PAD):
-            return
-        if keyword(node, "config") is not None or _mentions_pad_token_id(self.ctx):
-            return
-        if not _model_trained(self.ctx, node) and any(
-                _resolves_to(self.ctx, c.func.value, c, node) for c in self.ctx.facts.method_calls("eval")):
-            return  # inference (`model.eval()`, never trained): one example per call works
+            return  # premise 1: a decoder-only family without a pad token in its config
+        if keyword(node, "config") is not None or "pad_token_id" in self.ctx.source:
+            return  # premise 3: the file sets one (anywhere: silence beats a guess)
+        if not _model_trained(self.ctx, node):
+            return  # premise 2: trained in the file (on batches; only run for inference, one example per call works)
         certain = any(f in low for f in _NO_PAD_CERTAIN)
-        tok_note = (" (setting `tokenizer.pad_token` alone does not change `model.config.pad_token_id`)"
-                    if "pad_token" in self.ctx.source else "")
         self.report(
-            func,
-            f"`{value.cls}.from_pretrained({ckpt!r})` is a decoder-only model with no pad token in its config"
-            f"{tok_note}: the first batch of more than one example fails with "
-            '"ValueError: Cannot handle batch sizes > 1 if no padding token is defined."'
-            + ("" if certain else " (if this checkpoint's config defines `pad_token_id`, it is fine)"),
-            hint="set one: `tokenizer.pad_token = tokenizer.eos_token` and "
-            "`model.config.pad_token_id = tokenizer.pad_token_id`",
-            severity=Severity.ERROR if certain else Severity.WARNING,
+            node.func,
+            f"`{value.cls}.from_pretrained({ckpt[0]!r})`{_default(ckpt)} has no pad token in its config: every batch "
+            "of more than one example fails",
+            hint='"ValueError: Cannot handle batch sizes > 1 if no padding token is defined." A decoder-only classifier '
+            "finds the last token through `config.pad_token_id`; setting `tokenizer.pad_token` alone does not change "
+            "it. Set both: `tokenizer.pad_token = tokenizer.eos_token` and `model.config.pad_token_id = "
+            "tokenizer.pad_token_id`" + ("" if certain else " (if this checkpoint's config defines `pad_token_id`, "
+                                          "it is fine)"),
+            severity=Severity.ERROR if certain and ckpt[1] is None else Severity.WARNING,
         )
+
+    def _checkpoint(self, call: cst.Call, known) -> tuple[str, str | None] | None:
+        if isinstance(known, str):
+            return known, None
+        return string_of(self.ctx.facts, argument(call, "pretrained_model_name_or_path", 0), call)
+
+    # -- the tokenizer: asked to pad --------------------------------------------------------------
+    def _asked_to_pad(self, node: cst.Call, tokenizer, how: str, gpt2_only: bool = False) -> None:
+        """Premise 1: ``tokenizer`` is loaded from a checkpoint whose tokenizer has no pad token; premise 2: it is
+        asked to pad here; premise 3: nothing in the file gives it one."""
+        facts = self.ctx.facts
+        if tokenizer is None or _gives_a_pad_token(facts):
+            return
+        at = node if node in facts.where else None
+        loaded = facts.value_of(tokenizer, at)
+        if not isinstance(loaded, TokenizerValue) or not isinstance(loaded.node, cst.Call):
+            return
+        load = loaded.node
+        if not (isinstance(load.func, cst.Attribute) and load.func.attr.value == "from_pretrained"):
+            return
+        ckpt = string_of(facts, argument(load, "pretrained_model_name_or_path", 0), load)
+        families = ("gpt2", "gpt-2") if gpt2_only else _TOKENIZER_WITHOUT_PAD
+        if ckpt is None or not any(f in ckpt[0].lower() for f in families):
+            return
+        message = f"the `{ckpt[0]}` tokenizer{_default(ckpt)} has no pad token{how}"
+        self.report(
+            node,
+            f"{message}: {_PAD_ERROR}" if len(message) + len(_PAD_ERROR) <= 158 else message,
+            hint=f"{_PAD_ERROR}: give it one after loading it, `tokenizer.pad_token = tokenizer.eos_token` (or "
+            "`tokenizer.add_special_tokens({'pad_token': '[PAD]'})` and resize the model's embeddings)",
+            severity=Severity.ERROR if ckpt[1] is None else Severity.WARNING,
+        )
+
+    def _old_ppo_stepped(self, call: cst.Call) -> bool:
+        """trl's first `PPOTrainer(config, model, ref_model, tokenizer, ...)` (before 0.12, whose `step()` pads
+        the queries and responses with a language-modelling collator), stepped in the file."""
+        if versions_of(self.ctx).at_least("trl", (0, 12), down_to=PROJECT):
+            return False
+        facts = self.ctx.facts
+        names = {t.target.value for h in facts.holders(call) if isinstance(h, cst.Assign) for t in h.targets
+                 if isinstance(t.target, cst.Name)}
+        return any(dotted(c.func.value) in names for c in facts.method_calls("step"))
+
+
+def _default(ckpt: tuple[str, str | None]) -> str:
+    return f" (the `{ckpt[1]}` default)" if ckpt[1] else ""
+
+
+def _gives_a_pad_token(facts) -> bool:
+    """The file sets a pad token somewhere: `x.pad_token = ...`, `x.pad_token_id = ...`, `add_special_tokens`,
+    `from_pretrained(..., pad_token=...)`."""
+    for a in facts.index.get("Assign", ()):
+        if any(isinstance(t.target, cst.Attribute) and t.target.attr.value in ("pad_token", "pad_token_id")
+               for t in a.targets):
+            return True
+    if next(facts.method_calls("add_special_tokens"), None) is not None:
+        return True
+    return any(keyword(c, "pad_token") is not None for c in facts.method_calls("from_pretrained"))
 
 
 @register
