@@ -404,3 +404,36 @@ def test_tl303_old_ppo_trainer_pads_with_a_gpt2_tokenizer():
                  "TL303") == []
     # trl 0.12 rewrote PPOTrainer (it takes `processing_class`): the old `step()` is not what runs
     assert lines(PPO.replace("trl==0.4.6", "trl==0.12.0"), "TL303") == []
+
+
+# in the shape of NielsRogge/Transformers-Tutorials LLaVa-NeXT fine-tuning (PyTorch Lightning): a multimodal
+# checkpoint built on Mistral, whose processor's tokenizer has a pad token, pads in the collate function
+LLAVA = """
+from transformers import AutoProcessor, LlavaNextForConditionalGeneration
+
+MODEL_ID = "llava-hf/llava-v1.6-mistral-7b-hf"
+processor = AutoProcessor.from_pretrained(MODEL_ID)
+processor.tokenizer.padding_side = "right"
+
+
+def train_collate_fn(examples):
+    images, texts = [], []
+    for image, ground_truth in examples:
+        images.append(image)
+        texts.append(processor.apply_chat_template([{"role": "user", "content": ground_truth}]))
+    batch = processor(text=texts, images=images, padding=True, truncation=True, max_length=384, return_tensors="pt")
+    labels = batch["input_ids"].clone()
+    labels[labels == processor.tokenizer.pad_token_id] = -100
+    batch["labels"] = labels
+    return batch
+"""
+
+
+def test_tl303_silent_for_a_processor_of_a_checkpoint_built_on_a_family():
+    assert lines(LLAVA, "TL303") == []
+    # the family's own tokenizer, loaded by its hub name, has none
+    own = LLAVA.replace("AutoProcessor.from_pretrained(MODEL_ID)", "AutoTokenizer.from_pretrained(MODEL_ID)") \
+        .replace("import AutoProcessor", "import AutoTokenizer").replace(
+        'processor.tokenizer.padding_side = "right"', "").replace("llava-hf/llava-v1.6-mistral-7b-hf",
+                                                                  "mistralai/Mistral-7B-v0.1")
+    assert lines(own, "TL303") == [14]

@@ -676,14 +676,21 @@ def _class_id_list(facts, expr, at, depth: int) -> bool:
     return False
 
 
+def _short(code: str) -> str:
+    return code if len(code) <= 40 else code[:37] + "..."
+
+
 #: decoder-only families whose released configs define no `pad_token_id`
 _NO_PAD_CERTAIN = ("gpt2", "gpt-2", "distilgpt2", "gpt-neo", "gpt-j", "gptj", "mistral", "mixtral")
 #: decoder-only families whose configs define a `pad_token_id` (OPT, BLOOM, Gemma)
 _HAS_PAD = ("opt-", "bloom", "gemma")
-#: checkpoints whose released tokenizers have no pad token (GPT-2's byte-level BPE, Llama 2 / Code Llama and
-#: Mistral sentencepiece tokenizers)
-_TOKENIZER_WITHOUT_PAD = ("gpt2", "gpt-2", "distilgpt2", "gpt-neo", "gpt-j", "gptj", "codellama", "llama-2",
-                          "mistral", "mixtral")
+#: the released checkpoints whose tokenizers have no pad token (GPT-2's byte-level BPE, GPT-Neo and GPT-J, the
+#: Llama 2 / Code Llama and Mistral sentencepiece tokenizers): their own hub names, not derivatives (a fine-tuned
+#: or multimodal checkpoint built on them may add one)
+_TOKENIZER_WITHOUT_PAD = re.compile(
+    r"^(?:openai-community/)?(?:distil)?gpt2(?:-(?:medium|large|xl))?$|^EleutherAI/gpt-(?:neo|j)-|^codellama/CodeLlama-"
+    r"|^meta-llama/Llama-2-|^mistralai/(?:Mistral|Mixtral)-", re.I)
+_GPT2_TOKENIZER = re.compile(r"^(?:openai-community/)?(?:distil)?gpt2(?:-(?:medium|large|xl))?$", re.I)
 #: collators that always pad with the tokenizer they are given (`tokenizer.pad(..., padding=True)`)
 _PADDING_COLLATORS = frozenset({"DataCollatorWithPadding", "DataCollatorForSeq2Seq", "DataCollatorForTokenClassification"})
 _ASKS_TO_PAD = (True, "max_length", "longest")
@@ -771,11 +778,11 @@ class DecoderWithoutPadToken(Rule):
         if not isinstance(loaded, TokenizerValue) or not isinstance(loaded.node, cst.Call):
             return
         load = loaded.node
-        if not (isinstance(load.func, cst.Attribute) and load.func.attr.value == "from_pretrained"):
-            return
+        if not (isinstance(load.func, cst.Attribute) and load.func.attr.value == "from_pretrained"
+                and "Tokenizer" in (facts.qualname(load.func.value) or "")):
+            return  # a tokenizer class (a processor may hold another tokenizer)
         ckpt = string_of(facts, argument(load, "pretrained_model_name_or_path", 0), load)
-        families = ("gpt2", "gpt-2") if gpt2_only else _TOKENIZER_WITHOUT_PAD
-        if ckpt is None or not any(f in ckpt[0].lower() for f in families):
+        if ckpt is None or not (_GPT2_TOKENIZER if gpt2_only else _TOKENIZER_WITHOUT_PAD).search(ckpt[0]):
             return
         message = f"the `{ckpt[0]}` tokenizer{_default(ckpt)} has no pad token{how}"
         self.report(
@@ -820,6 +827,7 @@ class RegressionHeadOnClasses(Rule):
     code = "TL304"
     name = "regression-head-on-classes"
     severity = Severity.ERROR
+    measured_from = 4
     probe = "Integer class labels reaching a `num_labels=1` model are reported as TL405, which confirms this finding."
     #: `num_labels=1` as a keyword of the call itself; the classes come from a known hub dataset
     gate = (("from_pretrained", "from_config"), ("num_labels",), ("*ForSequenceClassification",), ("load_dataset",))
@@ -838,18 +846,21 @@ class RegressionHeadOnClasses(Rule):
         if not isinstance(value, ModelValue) or value.head != "sequence-classification":
             return
         if "problem_type" in self.ctx.source:
-            return
+            return  # premise 1: one output, and no `problem_type` set anywhere (silence beats a guess)
+        if not _model_trained(self.ctx, node):
+            return  # premise 2: trained in the file
         info = _trained_dataset(self.ctx, node)
         if info is None and not _OTHER_DATA.search(self.ctx.source):
             info = facts.known_dataset()  # the file's only dataset, and no data of its own
         if info is None or info.task != "sequence-classification" or not info.num_labels or info.num_labels < 2:
-            return
+            return  # premise 3: the data are integer class ids of at least two classes
         self.report(
             arg,
-            f"`num_labels=1` but {info.display} has {info.num_labels} integer classes: with one output the model "
-            "sets `problem_type=\"regression\"` and trains with a mean-squared-error loss on the class ids — no "
-            "error, but it learns a regressor and accuracy stays near chance",
-            hint=f"pass `num_labels={info.num_labels}` (a binary task uses 2 outputs and cross-entropy)",
+            f"`num_labels=1` but {info.display} has {info.num_labels} integer classes: the model trains as a "
+            "regressor (mean-squared error on the class ids)",
+            hint="with one output transformers sets `problem_type=\"regression\"` and uses MSELoss on the class ids: "
+            "no error, but the model learns a regressor and accuracy stays near chance; "
+            f"pass `num_labels={info.num_labels}` (a binary task uses 2 outputs and cross-entropy)",
         )
 
 
@@ -868,6 +879,7 @@ class FrozenModel(Rule):
     code = "TL305"
     name = "frozen-model"
     severity = Severity.ERROR
+    measured_from = 4
     probe = "Counts the parameters with `requires_grad=True` of the model the script trains (none confirms it)."
     fix = Applicability.UNSAFE
     #: four ways to a finding: a misspelt attribute (alone); `requires_grad = False` /
@@ -886,12 +898,14 @@ class FrozenModel(Rule):
             if not isinstance(target, cst.Attribute):
                 continue
             attr = target.attr.value
-            if attr in _TYPO_ATTRS and isinstance(literal(node.value), bool):
+            if attr in _TYPO_ATTRS and isinstance(literal(node.value), bool) and _holds_parameters(
+                    self.ctx.facts, target.value, node):
                 self.report(
                     target.attr,
-                    f"`.{attr}` is not a tensor attribute: this sets a new Python attribute and the parameter's "
-                    "`requires_grad` is unchanged, so nothing is frozen",
-                    hint="spell it `requires_grad`",
+                    f"`.{attr}` is not a tensor attribute: this sets a new Python attribute, `requires_grad` is "
+                    "unchanged and nothing is frozen",
+                    hint="spell it `requires_grad` (the misspelt attribute freezes nothing: the layers meant to be "
+                    "frozen keep training)",
                     fix=self.ctx.fix(Applicability.UNSAFE, "rename to `requires_grad`",
                                      self.ctx.replace(target.attr, "requires_grad")),
                 )
@@ -934,11 +948,11 @@ class FrozenModel(Rule):
                                self.ctx.replace(assign, f"{code}.requires_grad_(False)"))
         self.report(
             target.attr,
-            f"`{code}` is a module ({why}), and `requires_grad` is an attribute of tensors: setting it on the module "
-            "only adds a Python attribute — its parameters keep `requires_grad=True`, still receive gradients, and "
-            "an optimizer over them still updates them: nothing is frozen",
-            hint=f"freeze its parameters: `{code}.requires_grad_(False)` (or `for p in {code}.parameters(): "
-            "p.requires_grad = False`)",
+            f"`{_short(code)}` is a module ({why}): `requires_grad` set on it is a plain Python attribute, its "
+            "parameters keep training and nothing is frozen",
+            hint="`requires_grad` is an attribute of tensors: its parameters keep `requires_grad=True`, still receive "
+            f"gradients, and an optimizer over them still updates them. Freeze them: `{code}.requires_grad_(False)` "
+            f"(or `for p in {code}.parameters(): p.requires_grad = False`)",
             fix=fix,
         )
         return True
@@ -966,7 +980,7 @@ class FrozenModel(Rule):
         var = _loop_param_name(loop.target, it.func.attr.value)
         if var != target.value.value:
             return
-        both = " (both branches of the `if` in the loop set `requires_grad = False`)" if _conditional(w, loop) else ""
+        both = " (by both branches of the `if`)" if _conditional(w, loop) else ""
         self._check_frozen(dotted(it.func.value), loop, target, both)
 
     def _check_frozen(self, model_name: str, at: cst.CSTNode, report_node: cst.CSTNode, how: str = "") -> None:
@@ -984,11 +998,11 @@ class FrozenModel(Rule):
             return
         self.report(
             report_node,
-            f"every parameter of `{model_name}` is frozen{how} before it is trained ({trained}): no weight can change — "
-            '`loss.backward()` fails with "RuntimeError: element 0 of tensors does not require grad and does not '
-            'have a grad_fn"',
-            hint=f"freeze only the body (e.g. `for p in {model_name}.base_model.parameters(): ...`) and keep the head "
-            "trainable, or drop the freezing loop",
+            f"every parameter of `{_short(model_name)}` is frozen{how} before it is trained ({_short(trained)}): "
+            "no weight can change",
+            hint='`loss.backward()` fails with "RuntimeError: element 0 of tensors does not require grad and does not '
+            f'have a grad_fn". Freeze only the body (e.g. `for p in {model_name}.base_model.parameters(): ...`) and '
+            "keep the head trainable, or drop the freezing loop",
         )
 
     def _trained_after(self, model_name: str, at: cst.CSTNode) -> str | None:
@@ -1047,8 +1061,9 @@ class FrozenModel(Rule):
         self.report(
             assign,
             f"`{name.value}.trainable = False` freezes the whole model, which is then compiled and trained with "
-            "`fit`: there are no trainable weights, the loss never moves",
-            hint=f"freeze only the body (e.g. `{name.value}.layers[0].trainable = False`) or remove this line",
+            "`fit`: no weight can change",
+            hint="there are no trainable weights, the loss never moves; freeze only the body (e.g. "
+            f"`{name.value}.layers[0].trainable = False`) or remove this line",
         )
 
 
@@ -1060,6 +1075,27 @@ _SUBMODULE_ITERATORS = {"children": False, "modules": False, "named_children": T
 #: torch.nn classes that are tensors (or hold tensors), not modules
 _TENSOR_CLASSES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "ParameterList",
                              "ParameterDict", "Buffer"})
+
+
+def _holds_parameters(facts, holder: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """``holder`` is a parameter or a module: the variable of a loop over `.parameters()` /
+    `.named_parameters()` (also through `enumerate`), a `.weight` / `.bias`, or a module (:func:`_module_evidence`)."""
+    if isinstance(holder, cst.Attribute) and holder.attr.value in ("weight", "bias"):
+        return True
+    w = facts.where.get(at)
+    if isinstance(holder, cst.Name) and w is not None:
+        for b in reversed(w.blocks):
+            it = b.iter if isinstance(b, cst.For) else None
+            while isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in (
+                    "list", "enumerate", "filter") and it.args:
+                it = it.args[-1].value
+            if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in (
+                    "parameters", "named_parameters"):
+                var = _loop_param_name(b.target, it.func.attr.value) or (
+                    _loop_param_name(_second_of_pair(b.target), "parameters") if _second_of_pair(b.target) else None)
+                if var == holder.value:
+                    return True
+    return _module_evidence(facts, holder, at) is not None
 
 
 def _module_evidence(facts, holder: cst.BaseExpression, at: cst.CSTNode) -> str | None:
@@ -1274,6 +1310,7 @@ class ModelInitCalled(Rule):
     code = "TL306"
     name = "model-init-called"
     severity = Severity.ERROR
+    measured_from = 4
     fix = Applicability.SAFE
     gate = (("model_init",), TRAINER_WORDS)
 
@@ -1295,10 +1332,9 @@ class ModelInitCalled(Rule):
             fix = self.ctx.fix(Applicability.SAFE, f"pass `{fn}`", self.ctx.replace(inner, fn))
         self.report(
             inner,
-            f"`model_init={self.ctx.code(inner)}` passes a model, not a function: the Trainer calls `model_init()` "
-            "itself (once per run and per hyperparameter trial) and fails with "
+            f"`model_init={_short(self.ctx.code(inner))}` passes a model, not a function: the Trainer fails with "
             '"RuntimeError: model_init should have 0 or 1 argument."',
-            hint=hint,
+            hint="the Trainer calls `model_init()` itself, once per run and per hyperparameter trial; " + hint,
             fix=fix,
         )
 
@@ -1335,6 +1371,7 @@ class LateMixedPrecision(Rule):
     code = "TL307"
     name = "late-mixed-precision"
     severity = Severity.WARNING
+    measured_from = 4
     #: a policy setter, and a model built before it: `Sequential`/`Model`, or a `TF*` class's `from_pretrained`
     gate = (("set_global_policy", "set_policy", "set_dtype_policy"), ("Sequential", "Model", "TF*"))
 
@@ -1343,8 +1380,8 @@ class LateMixedPrecision(Rule):
         if facts.callee(node) not in _POLICY_SETTERS:
             return
         pol = facts.constant(argument(node, "policy", 0), node)
-        if isinstance(pol, str) and pol == "float32":
-            return
+        if not isinstance(pol, str) or pol in ("float32", "float64"):
+            return  # premise 1: a lower-precision policy, named by the source
         w = facts.where[node]
         before, after = [], []
         for call in facts.index.get("Call", ()):
@@ -1359,10 +1396,10 @@ class LateMixedPrecision(Rule):
         model = before[-1]
         self.report(
             node,
-            f"the mixed-precision policy is set after the model is built (`{self.ctx.code(model.func)}(...)` above): "
-            "a policy applies only to layers created afterwards, so the model keeps computing in float32 — no "
-            "speed-up and no memory saving",
-            hint="set the policy first, at the top of the script, before any model or layer is created",
+            f"the mixed-precision policy is set after the model is built (`{_short(self.ctx.code(model.func))}(...)` "
+            "above): that model keeps computing in float32",
+            hint="a policy applies only to layers created afterwards: no speed-up and no memory saving; set the "
+            "policy first, at the top of the script, before any model or layer is created",
         )
 
     def _builds_model(self, call: cst.Call) -> bool:
