@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import weakref
 
 import libcst as cst
 
@@ -64,6 +65,7 @@ class MissingNumLabels(Rule):
     code = "TL301"
     name = "missing-num-labels"
     severity = Severity.ERROR
+    measured_from = 4
     probe = "Reads the whole label column and compares its values with `model.config.num_labels`."
     #: `X.from_pretrained` on a class (or a subclass of one) named `*ForSequenceClassification` /
     #: `*ForTokenClassification`. A finding also needs a known dataset (`load_dataset`) or a training
@@ -108,9 +110,9 @@ class MissingNumLabels(Rule):
                 self.report(
                     func,
                     f"`{cls}.from_pretrained` without `num_labels`: the new head has 2 outputs, but the labels this "
-                    f"file builds go up to {count - 1}: training fails with "
-                    f'"IndexError: Target {count - 1} is out of bounds" (a device-side assert on GPU, a NaN loss in Keras)',
-                    hint=f"pass `num_labels={count}`",
+                    f"file builds go up to {count - 1}",
+                    hint=f'training fails with "IndexError: Target {count - 1} is out of bounds" (a device-side assert '
+                    f"on GPU, a NaN loss in Keras); pass `num_labels={count}`",
                     severity=Severity.WARNING,
                 )
                 return
@@ -121,9 +123,8 @@ class MissingNumLabels(Rule):
                        else f'"IndexError: Target {expected - 1} is out of bounds" (a device-side assert on GPU, a NaN loss in Keras)')
             self.report(
                 func,
-                f"`{cls}.from_pretrained` without `num_labels`: the head gets 2 outputs but {info.display} {what}: "
-                f"training fails with {symptom}",
-                hint=f"pass `num_labels={expected}`",
+                f"`{cls}.from_pretrained` without `num_labels`: the head gets 2 outputs but {info.display} {what}",
+                hint=f"training fails with {symptom}; pass `num_labels={expected}`",
                 severity=Severity.INFO if finetuned else Severity.ERROR,
                 # a checkpoint with a fine-tuned head of its own would need `ignore_mismatched_sizes=True` too
                 fix=None if finetuned else self.ctx.fix(
@@ -141,15 +142,16 @@ class MissingNumLabels(Rule):
                 given_arg,
                 f"`num_labels={given}` but {info.display} has {expected} classes: training fails with "
                 f'"IndexError: Target {expected - 1} is out of bounds"',
-                hint=f"pass `num_labels={expected}`",
+                hint=f"the head must have one output per class: pass `num_labels={expected}`",
                 fix=self._set_fix(given_arg, expected),
             )
         else:
             self.report(
                 given_arg,
                 f"`num_labels={given}` but {info.display} has {expected} classes: the extra outputs are never "
-                "a target and distort the loss and the metrics",
-                hint=f"pass `num_labels={expected}`",
+                "a target",
+                hint=f"the extra outputs take probability mass in the softmax and distort the loss and the metrics; "
+                f"pass `num_labels={expected}`",
                 severity=Severity.WARNING,
                 fix=self._set_fix(given_arg, expected),
             )
@@ -195,12 +197,11 @@ class MissingNumLabels(Rule):
             how = "`state_dict=`" if isinstance(weights, cst.Arg) else "`load_state_dict`"
             self.report(
                 node.func,
-                f"`{value.cls}.from_pretrained` without `num_labels` builds a head with the default 2 outputs, but the "
-                f"`{value.cls}` this file trains has `num_labels={code}`: "
-                + ("" if known else f"unless `{code}` is 2, ")
-                + f"its trained weights loaded here ({how}) do not fit the head (a size-mismatch error, or a head "
-                "left untrained and \"IndexError: Target 2 is out of bounds\" on the labels)",
-                hint=f"pass the same `num_labels={code}` when loading the trained weights",
+                f"`{value.cls}.from_pretrained` without `num_labels` has a head of 2 outputs, but the weights loaded "
+                f"here ({how}) come from one with `num_labels={_short(code)}`",
+                hint=("" if known else f"unless `{code}` is 2, ") + "the trained weights do not fit the head (a "
+                "size-mismatch error, or a head left untrained and \"IndexError: Target 2 is out of bounds\" on the "
+                f"labels); pass the same `num_labels={code}` when loading the trained weights",
                 severity=Severity.ERROR if known else Severity.WARNING,
                 fix=fix,
             )
@@ -341,10 +342,15 @@ def _label_count_evidence(ctx) -> int | None:
     `average="binary"` or labels built as all-zero / 0-1 tensors (`labels=torch.zeros(...)`,
     `np.random.randint(0, 2, n)`), N for `randint(0, N, ...)` or `i % N` labels; None when nothing says.
     Once per file (every `from_pretrained` of a classifier asks)."""
-    memo = ctx.facts.__dict__
-    if "_label_count_evidence" not in memo:
-        memo["_label_count_evidence"] = _label_count_in_file(ctx)
-    return memo["_label_count_evidence"]
+    if ctx.facts not in _LABEL_COUNTS:
+        _LABEL_COUNTS[ctx.facts] = _label_count_in_file(ctx)
+    return _LABEL_COUNTS[ctx.facts]
+
+
+#: per file's facts (not stored on them): the label count of :func:`_label_count_evidence`, the dotted uses of
+#: :func:`_dotted_uses`
+_LABEL_COUNTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_DOTTED_USES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _label_count_in_file(ctx) -> int | None:
@@ -437,6 +443,7 @@ class HeadTaskMismatch(Rule):
     code = "TL302"
     name = "head-task-mismatch"
     severity = Severity.ERROR
+    measured_from = 4
     #: the model goes to a Trainer (or a subclass) or a Keras `fit` with a known hub dataset (`datasets` or
     #: TensorFlow Datasets); or a language-modelling head goes to a Trainer with a `Dataset` class of the file
     gate = (("from_pretrained", "from_config"),
@@ -465,25 +472,26 @@ class HeadTaskMismatch(Rule):
         info = _trained_dataset(self.ctx, node)
         if info is None:
             return
-        symptom = None
+        found = None
         if value.head == "token-classification" and info.task in ("sequence-classification", "regression", "multi-label"):
             failure = ("an assertion on the shapes in SparseSoftmaxCrossEntropyWithLogits (\"logits and labels "
                        "must have the same first dimension\")" if value.tf else
                        "\"ValueError: Expected input batch_size (4096) to match target batch_size (32)\"")
-            symptom = (f"{info.display} has one label per example, but `{value.cls}` predicts one label per "
-                       f"token: the loss fails with {failure}")
+            found = (f"`{value.cls}` predicts one label per token, but {info.display} has one label per example",
+                     f"the loss fails with {failure}")
         elif value.head == "sequence-classification" and info.task == "token-classification":
-            symptom = (f"{info.display} has one label per token (`{info.label_column}`), but `{value.cls}` predicts "
-                       "one label per sequence: the loss fails on the label shape (\"Expected input batch_size (32) "
-                       "to match target batch_size (4096)\", or a collation error on the label lists)")
+            found = (f"`{value.cls}` predicts one label per sequence, but {info.display} has one label per token",
+                     "the loss fails on the label shape (\"Expected input batch_size (32) to match target batch_size "
+                     "(4096)\", or a collation error on the label lists)")
         elif value.head == "sequence-classification" and info.task == "language-modeling":
-            symptom = (f"{info.display} is unlabelled text for language modelling, but `{value.cls}` needs a class "
-                       "label per example: without one the Trainer fails with \"The model did not return a loss from "
-                       "the inputs\", and token-id labels (from `group_texts`) do not fit a per-sequence head")
-        if symptom is None:
+            found = (f"`{value.cls}` needs a class label per example, but {info.display} is unlabelled text",
+                     "without labels the Trainer fails with \"The model did not return a loss from the inputs\", and "
+                     "token-id labels (from `group_texts`) do not fit a per-sequence head")
+        if found is None:
             return
-        self.report(func, f"head-task mismatch: {symptom}",
-                    hint=f"use the head of the task: `{self._HEADS_FOR_TASK.get(info.task, 'the matching head')}`")
+        self.report(func, f"head-task mismatch: {found[0]}",
+                    hint=f"{found[1]}; use the head of the task: "
+                    f"`{self._HEADS_FOR_TASK.get(info.task, 'the matching head')}`")
 
     def _lm_head_on_class_ids(self, node: cst.Call, value: ModelValue) -> None:
         """A language-modelling head (one prediction per token) given to a `Trainer` whose training examples
@@ -504,11 +512,11 @@ class HeadTaskMismatch(Rule):
                 continue
             self.report(
                 node.func,
-                f"head-task mismatch: `{value.cls}` is a language-modelling head (it predicts a token at every "
-                f"position, and its loss wants token ids as labels), but each example of `{self.ctx.code(data)}` has "
-                f"one class id as its `{found}`: the loss fails with \"ValueError: Expected input batch_size "
-                "(4096) to match target batch_size (32)\"",
-                hint="use the head of the task: `AutoModelForSequenceClassification` (with `num_labels`)",
+                f"head-task mismatch: `{value.cls}` predicts a token at every position, but each example of "
+                f"`{_short(self.ctx.code(data))}` has one class id as its `{found}`",
+                hint="a language-modelling head's loss wants token ids as labels: it fails with \"ValueError: Expected "
+                "input batch_size (4096) to match target batch_size (32)\"; use the head of the task: "
+                "`AutoModelForSequenceClassification` (with `num_labels`)",
             )
             return
 
@@ -1193,7 +1201,7 @@ def _constructs_module(facts, value, at) -> bool:
 def _dotted_uses(facts, root: cst.CSTNode) -> dict:
     """The dotted paths used under ``root``: every attribute chain, the chains called, and what each chain
     is assigned (one local walk per root, memoised)."""
-    memo = facts.__dict__.setdefault("_tl305_dotted_uses", {})
+    memo = _DOTTED_USES.setdefault(facts, {})
     key = id(root)
     if key not in memo:
         attributes: set[str] = set()
