@@ -61,6 +61,7 @@ class KerasLossWithLabelsInFeatures(Rule):
     code = "TL401"
     name = "keras-loss-with-labels-in-features"
     severity = Severity.ERROR
+    measured_from = 4
     probe = ("Takes one batch from the dataset given to `fit`: labels inside the feature dict and no "
              "separate target, with a compiled Keras loss, confirm it.")
     #: the loss may be positional (`compile(opt, loss)`): no `loss` group; the tf.data dataset with
@@ -79,15 +80,17 @@ class KerasLossWithLabelsInFeatures(Rule):
             if not labels:
                 continue
             if model.transformers:
-                symptom = ("a transformers model moves the labels out of the inputs and runs this Keras loss on its "
-                           "logits: training runs but learns badly")
+                symptom = "the transformers model takes them out and runs this loss on its logits"
+                why = ("training runs but learns badly: the Keras loss replaces the model's own loss (and a probability "
+                       "loss on logits stalls, TL402)")
             else:
-                symptom = 'Keras gets no target: "No gradients provided for any variable" / "Target data is missing"'
+                symptom = "Keras gets no target"
+                why = 'training fails with "No gradients provided for any variable" / "Target data is missing"'
             self.report(
                 loss,
-                f"`compile(loss=...)` but the labels travel inside the feature dict (`columns={ds.columns!r}`, no "
-                f"`label_cols`): {symptom}",
-                hint="either drop `loss=` to use the model's internal loss, or move the labels out: "
+                f"`compile(loss=...)` but the labels `{labels[0]}` travel inside the feature dict (no `label_cols`): "
+                f"{symptom}",
+                hint=f"{why}; either drop `loss=` to use the model's internal loss, or move the labels out: "
                 f"`to_tf_dataset(columns=[...], label_cols={labels[0]!r})`",
             )
             return
@@ -100,6 +103,7 @@ class LossExpectsProbabilities(Rule):
     code = "TL402"
     name = "loss-expects-probabilities"
     severity = Severity.ERROR
+    measured_from = 4
     probe = "Compares the compiled loss on one batch with the same loss computed `from_logits=True`."
     #: the loss may be a string (no word); the model is a transformers class (imported from
     #: `transformers`) loaded with `from_pretrained`/`from_config` or built from a class
@@ -117,9 +121,10 @@ class LossExpectsProbabilities(Rule):
             return
         self.report(
             loss,
-            f"`{self.ctx.code(loss)}` expects probabilities, but `{model.cls}` outputs logits: the loss is computed "
-            "on the wrong scale and training stalls at a high loss",
-            hint=f"use `keras.losses.{name}(from_logits=True)` (or drop `loss=` to use the model's internal loss)",
+            f"`{_short(self.ctx.code(loss))}` expects probabilities, but `{model.cls}` outputs logits: training "
+            "stalls at a high loss",
+            hint="the loss treats the logits as probabilities (clipped and renormalised), so its gradients are wrong; "
+            f"use `keras.losses.{name}(from_logits=True)` (or drop `loss=` to use the model's internal loss)",
             fix=self._fix(loss, node, name),
         )
 
@@ -381,6 +386,7 @@ class SingleLossMultiOutput(Rule):
     code = "TL404"
     name = "single-loss-multi-output"
     severity = Severity.ERROR
+    measured_from = 4
     #: a `*ForQuestionAnswering` model compiled with a loss, `fit` on `to_tf_dataset(label_cols=...)`
     gate = (("compile",), ("fit",), ("to_tf_dataset",), ("label_cols",), ("*ForQuestionAnswering",))
 
@@ -401,11 +407,11 @@ class SingleLossMultiOutput(Rule):
             names = ", ".join(o for _, o in outputs)
             self.report(
                 loss,
-                f"`{model.cls}` has {len(outputs)} outputs ({names}) but is trained with one label tensor "
-                f"(`label_cols={ds.label_cols!r}`): transformers matches a single label to the first output only, "
-                f"so `{outputs[-1][1]}` never gets a loss and never learns — no error, and the predicted spans are "
-                "garbage",
-                hint=f"give one label per output: `label_cols={[c for c, _ in outputs]!r}` (the loss is applied to "
-                "each), or drop `loss=` and keep the labels in the inputs to use the model's internal loss",
+                f"`{model.cls}` has {len(outputs)} outputs ({names}) but one label tensor (`label_cols="
+                f"{ds.label_cols!r}`): `{outputs[-1][1]}` never gets a loss",
+                hint="transformers matches a single label to the first output only: the other never learns — no "
+                f"error, and the predicted spans are garbage; give one label per output: `label_cols="
+                f"{[c for c, _ in outputs]!r}` (the loss is applied to each), or drop `loss=` and keep the labels in "
+                "the inputs to use the model's internal loss",
             )
             return
