@@ -50,6 +50,7 @@ class StringOptimizer(Rule):
     code = "TL501"
     name = "string-optimizer"
     severity = Severity.WARNING
+    measured_from = 4
     probe = "Reads the optimizer Keras really compiled: its class and effective learning rate."
     #: `<model>.compile(...)` on a model built by a transformers `from_pretrained` (absolute import)
     gate = (("compile",), ("from_pretrained",), ("transformers",))
@@ -71,14 +72,16 @@ class StringOptimizer(Rule):
             return  # `bert.trainable = False`: only the new head trains, at the default rate
         key = name.lower()
         lr = KERAS_DEFAULT_LR.get(key)
+        if lr is None:
+            return  # premise 1: a Keras optimizer whose default rate is known (all are 1e-3 or more)
         cls = KERAS_CLASS.get(key, name)
-        rate = f"its default learning rate {lr:g}" if lr else "its default learning rate"
         self.report(
             opt,
-            f'`optimizer="{name}"` silently uses {rate}, far too high to fine-tune the pretrained `{model.cls}`: '
-            "the loss goes down slowly and stalls at a high value (or diverges)",
-            hint=f"pass an optimizer object with an explicit rate, e.g. `keras.optimizers.{cls}(learning_rate=5e-5)`, "
-            "or one from `transformers.create_optimizer(...)`",
+            f'`optimizer="{name}"` silently uses its default learning rate {lr:g}, far too high to fine-tune the '
+            f"pretrained `{model.cls}`",
+            hint="the loss goes down slowly and stalls at a high value (or diverges); pass an optimizer object with an "
+            f"explicit rate, e.g. `keras.optimizers.{cls}(learning_rate=5e-5)`, or one from "
+            "`transformers.create_optimizer(...)`",
             fix=self._fix(opt, key, name),
         )
 
@@ -234,6 +237,7 @@ class TorchOptimizerDefaultLr(Rule):
     code = "TL502"
     name = "torch-optimizer-default-lr"
     severity = Severity.WARNING
+    measured_from = 4
     probe = "Reads the learning rate of the optimizer at the first step: the class default confirms it."
     #: `torch.optim.<class with a default rate>(model.parameters())` on a transformers `from_pretrained` model
     gate = (("torch",), ("optim",), tuple(TORCH_DEFAULT_LR), ("parameters", "named_parameters"),
@@ -260,9 +264,9 @@ class TorchOptimizerDefaultLr(Rule):
         self.report(
             node.func,
             f"`{self.ctx.code(node.func)}(...)` has no `lr`: it uses {cls}'s default {_rate(lr)}, 20–50 times the "
-            f"usual rate for fine-tuning the pretrained `{model.cls}`: the loss goes up, oscillates or plateaus "
-            "and the pretrained weights are destroyed",
-            hint="pass a fine-tuning rate, e.g. `lr=5e-5` (2e-5 to 5e-5 is usual for BERT-size models)",
+            f"usual rate for fine-tuning the pretrained `{model.cls}`",
+            hint="the loss goes up, oscillates or plateaus and the pretrained weights are destroyed; pass a fine-tuning "
+            "rate, e.g. `lr=5e-5` (2e-5 to 5e-5 is usual for BERT-size models)",
         )
 
 
@@ -277,6 +281,7 @@ class HighLearningRate(Rule):
     code = "TL503"
     name = "high-learning-rate"
     severity = Severity.WARNING
+    measured_from = 4
     probe = "Reads the learning rate of the optimizer at the first step (≥ 1e-3 confirms it)."
     #: three paths, each on a transformers `from_pretrained` model: `TrainingArguments(learning_rate=)` with a
     #: Trainer; `torch.optim.X(model.parameters(), lr)`; `<model>.compile(optimizer=keras.optimizers.X(...) or
@@ -310,9 +315,8 @@ class HighLearningRate(Rule):
             return
         self.report(
             expr,
-            f"{what} {_rate(value)} is far too high to fine-tune the pretrained `{model.cls}` (2e-5 to 5e-5 is "
-            "usual): the loss goes up, explodes or oscillates, or the model collapses to predicting one class",
-            hint=hint,
+            f"{what} {_rate(value)} is far too high to fine-tune the pretrained `{model.cls}` (2e-5 to 5e-5 is usual)",
+            hint="the loss goes up, explodes or oscillates, or the model collapses to predicting one class; " + hint,
         )
 
     def _training_arguments(self, node: cst.Call) -> None:
@@ -398,9 +402,9 @@ class HighLearningRate(Rule):
             self.report(
                 opt,
                 f"`{self.ctx.code(opt.func)}()` without `learning_rate` uses its default "
-                f"{_rate(KERAS_OPTIMIZER_DEFAULT_LR[cls])}, far too high to fine-tune the pretrained `{model.cls}`: "
-                "the loss goes up, explodes or oscillates, or the model collapses to predicting one class",
-                hint="pass `learning_rate=5e-5` (2e-5 to 5e-5 is usual)",
+                f"{_rate(KERAS_OPTIMIZER_DEFAULT_LR[cls])}, far too high to fine-tune the pretrained `{model.cls}`",
+                hint="the loss goes up, explodes or oscillates, or the model collapses to predicting one class; pass "
+                "`learning_rate=5e-5` (2e-5 to 5e-5 is usual)",
             )
             return
         kw = "lr" if lr is not None and argument(opt, "learning_rate", 0) is None else "learning_rate"
@@ -585,8 +589,25 @@ def _steps_global(graph, fn: cst.FunctionDef, name: str) -> bool:
     return _global_uses(graph, fn, name, steps)
 
 
-#: `os.environ["CUDA_VISIBLE_DEVICES"] = ""` (or "-1"): no GPU is visible to the script
-_HIDDEN_GPUS = re.compile(r"""CUDA_VISIBLE_DEVICES["']\s*\]\s*=\s*["'](?:-1)?["']""")
+def _hides_gpus(facts) -> bool:
+    """`os.environ["CUDA_VISIBLE_DEVICES"] = ""` (or `"-1"`) on every path of the file: no GPU is visible to the
+    script (an assignment under an `if`, a `while` or a `try` may not run; the `__main__` guard does)."""
+    for a in facts.index.get("Assign", ()):
+        if literal(a.value) not in ("", "-1"):
+            continue
+        for t in a.targets:
+            tgt = t.target
+            if not (isinstance(tgt, cst.Subscript) and dotted(tgt.value) in ("os.environ", "environ")
+                    and len(tgt.slice) == 1 and isinstance(tgt.slice[0].slice, cst.Index)
+                    and literal(tgt.slice[0].slice.value) == "CUDA_VISIBLE_DEVICES"):
+                continue
+            w = facts.where.get(a)
+            if w is not None and not any(
+                    isinstance(b, (cst.While, cst.Try)) or (isinstance(b, cst.If) and "__main__" not in
+                                                           facts.module.code_for_node(b.test)) for b in w.blocks):
+                return True
+    return False
+
 
 
 @register
@@ -596,6 +617,7 @@ class HalfPrecisionOnCpu(Rule):
     code = "TL505"
     name = "half-precision-on-cpu"
     severity = Severity.WARNING
+    measured_from = 4
     #: `TrainingArguments(fp16=True, ...)` or `accelerate.Accelerator(mixed_precision="fp16", cpu=True)`
     gate = ((*TRAINING_ARGS_WORDS, "Accelerator"), ("transformers", "accelerate"),
             ("fp16", "mixed_precision"), ("fp16", "cpu"))
@@ -612,7 +634,7 @@ class HalfPrecisionOnCpu(Rule):
                 if kw is not None and facts.constant(kw.value, node) is True:
                     self._report_fp16(fp16, f"`{flag}=True`", f"drop `{flag}=True` to train on the GPU")
                     return
-            if _HIDDEN_GPUS.search(self.ctx.source):
+            if _hides_gpus(facts):
                 self._report_fp16(fp16, "`CUDA_VISIBLE_DEVICES` set to hide every GPU",
                                   "let the script see the GPU")
         elif qn == "accelerate.Accelerator":
@@ -621,10 +643,11 @@ class HalfPrecisionOnCpu(Rule):
     def _report_fp16(self, fp16: cst.Arg, why: str, other_fix: str) -> None:
         self.report(
             fp16,
-            f"`fp16=True` with {why}: mixed precision needs a GPU, so on the CPU it is turned off without a word "
-            "and training runs in fp32 (older transformers raise \"ValueError: FP16 Mixed precision training with "
-            "AMP or APEX (`--fp16`) ... can only be used on CUDA devices\")",
-            hint=f"drop `fp16=True` on the CPU (or {other_fix})",
+            f"`fp16=True` with {why}: fp16 mixed precision needs a GPU, so training runs in fp32 (or fails on older "
+            "transformers)",
+            hint="on the CPU it is turned off without a word (older transformers raise \"ValueError: FP16 Mixed "
+            f"precision training with AMP or APEX (`--fp16`) ... can only be used on CUDA devices\"); drop "
+            f"`fp16=True` on the CPU (or {other_fix})",
         )
 
     def _accelerator(self, node: cst.Call) -> None:
@@ -636,7 +659,8 @@ class HalfPrecisionOnCpu(Rule):
         if facts.constant(mp.value, node) == "fp16":
             self.report(
                 mp,
-                "`Accelerator(mixed_precision=\"fp16\", cpu=True)`: fp16 mixed precision needs a GPU; on the CPU "
-                "it is turned off (or fails with \"fp16 mixed precision requires a GPU\" on older accelerate)",
-                hint="drop `mixed_precision=\"fp16\"` on the CPU",
+                "`Accelerator(mixed_precision=\"fp16\", cpu=True)`: fp16 mixed precision needs a GPU, so training "
+                "runs in fp32 (or fails on older accelerate)",
+                hint="on the CPU it is turned off (older accelerate fails with \"fp16 mixed precision requires a "
+                "GPU\"); drop `mixed_precision=\"fp16\"` on the CPU",
             )
