@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
+import pytest
 from support import lint
 
 from trainlint.facts import FACT_TYPES, ClassValue, Facts, walk
@@ -437,3 +438,33 @@ def test_tl303_silent_for_a_processor_of_a_checkpoint_built_on_a_family():
         'processor.tokenizer.padding_side = "right"', "").replace("llava-hf/llava-v1.6-mistral-7b-hf",
                                                                   "mistralai/Mistral-7B-v0.1")
     assert lines(own, "TL303") == [14]
+
+
+# -- every reworked rule: a concise message, the details in the hint ---------------------------------
+
+REWORKED = ("TL301", "TL302", "TL303", "TL304", "TL305", "TL306", "TL307", "TL401", "TL402", "TL403", "TL404",
+            "TL501", "TL502", "TL503", "TL504", "TL505", "TL601", "TL602", "TL603", "TL604", "TL605", "TL606")
+
+
+@pytest.mark.parametrize("code", REWORKED)
+def test_reworked_rules_state_premises_and_report_concisely(code, tmp_path):
+    from support import ROOT
+
+    from trainlint.config import Settings
+    from trainlint.docs import parse_doc
+    from trainlint.engine import lint_file
+    from trainlint.rule import all_rules
+
+    rule = all_rules()[code]
+    assert rule.measured_from == 4
+    doc = parse_doc(code, (ROOT / "rules" / f"{code}.md").read_text(encoding="utf-8"))
+    assert doc.premises, f"rules/{code}.md lists no premises"
+    found = []
+    for i, ex in enumerate(doc.examples("Example")):
+        path = tmp_path / f"ex{i}.py"
+        path.write_text(ex.code, encoding="utf-8")
+        found += [f for f in lint_file(path, Settings(select=[code])).findings if f.code == code]
+    assert found
+    for f in found:
+        assert len(f.message) <= 160, f.message
+        assert f.hint, f.message

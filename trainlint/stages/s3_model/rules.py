@@ -956,8 +956,8 @@ class FrozenModel(Rule):
                                self.ctx.replace(assign, f"{code}.requires_grad_(False)"))
         self.report(
             target.attr,
-            f"`{_short(code)}` is a module ({why}): `requires_grad` set on it is a plain Python attribute, its "
-            "parameters keep training and nothing is frozen",
+            f"`{_short(code)}` is a module ({why}): `requires_grad` set on it is a plain attribute: nothing is "
+            "frozen",
             hint="`requires_grad` is an attribute of tensors: its parameters keep `requires_grad=True`, still receive "
             f"gradients, and an optimizer over them still updates them. Freeze them: `{code}.requires_grad_(False)` "
             f"(or `for p in {code}.parameters(): p.requires_grad = False`)",

@@ -80,7 +80,7 @@ class KerasLossWithLabelsInFeatures(Rule):
             if not labels:
                 continue
             if model.transformers:
-                symptom = "the transformers model takes them out and runs this loss on its logits"
+                symptom = "this loss replaces the model's own, on its logits"
                 why = ("training runs but learns badly: the Keras loss replaces the model's own loss (and a probability "
                        "loss on logits stalls, TL402)")
             else:

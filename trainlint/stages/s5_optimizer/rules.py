@@ -263,9 +263,10 @@ class TorchOptimizerDefaultLr(Rule):
         lr = TORCH_DEFAULT_LR[cls]
         self.report(
             node.func,
-            f"`{self.ctx.code(node.func)}(...)` has no `lr`: it uses {cls}'s default {_rate(lr)}, 20–50 times the "
-            f"usual rate for fine-tuning the pretrained `{model.cls}`",
-            hint="the loss goes up, oscillates or plateaus and the pretrained weights are destroyed; pass a fine-tuning "
+            f"`{self.ctx.code(node.func)}(...)` has no `lr`: its default {_rate(lr)} is far too high to fine-tune "
+            f"the pretrained `{model.cls}`",
+            hint=f"{cls}'s default is 20–50 times the usual fine-tuning rate: the loss goes up, oscillates or plateaus "
+            "and the pretrained weights are destroyed; pass a fine-tuning "
             "rate, e.g. `lr=5e-5` (2e-5 to 5e-5 is usual for BERT-size models)",
         )
 
