@@ -111,8 +111,8 @@ class MissingNumLabels(Rule):
                     func,
                     f"`{cls}.from_pretrained` without `num_labels`: the new head has 2 outputs, but the labels this "
                     f"file builds go up to {count - 1}",
-                    hint=f'training fails with "IndexError: Target {count - 1} is out of bounds" (a device-side assert '
-                    f"on GPU, a NaN loss in Keras); pass `num_labels={count}`",
+                    hint=f'pass `num_labels={count}`: with 2 outputs training fails with "IndexError: Target {count - 1} '
+                    'is out of bounds" (a device-side assert on GPU, a NaN loss in Keras)',
                     severity=Severity.WARNING,
                 )
                 return
@@ -124,7 +124,7 @@ class MissingNumLabels(Rule):
             self.report(
                 func,
                 f"`{cls}.from_pretrained` without `num_labels`: the head gets 2 outputs but {info.display} {what}",
-                hint=f"training fails with {symptom}; pass `num_labels={expected}`",
+                hint=f"pass `num_labels={expected}`: with 2 outputs training fails with {symptom}",
                 severity=Severity.INFO if finetuned else Severity.ERROR,
                 # a checkpoint with a fine-tuned head of its own would need `ignore_mismatched_sizes=True` too
                 fix=None if finetuned else self.ctx.fix(
