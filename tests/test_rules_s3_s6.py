@@ -7,9 +7,18 @@ import textwrap
 
 import libcst as cst
 import pytest
-from support import lint
+from support import ROOT, lint
 
 from trainlint.facts import FACT_TYPES, ClassValue, Facts, walk
+
+
+def case(name: str) -> str:
+    """A case of the buggy set: a transcription of a real bug, its line marked `# BUG TLxxx`."""
+    return (ROOT / "benchmarks" / "buggy" / "cases" / name).read_text(encoding="utf-8")
+
+
+def marked(source: str, code: str) -> list[int]:
+    return [i for i, line in enumerate(source.splitlines(), 1) if f"# BUG {code}" in line]
 
 
 def lines(source: str, code: str) -> list[int]:
@@ -193,69 +202,11 @@ def test_tl403_says_what_the_keras_loss_applies():
 # in the shape of jeffheaton/t81_558_deep_learning class_07_2_Keras_gan (the fix: jeffheaton/t81_558_deep_learning
 # @2619685a): the discriminator is built by a helper with `model.add(...)` and ends in a sigmoid; the loss
 # object shared by the loss helpers is `from_logits=True`; the generator, built the same way beside it, ends in tanh
-GAN = """
-import tensorflow as tf
-from tensorflow.keras.layers import Activation, BatchNormalization, Conv2D, Dense, Dropout, Flatten, LeakyReLU
-from tensorflow.keras.layers import Reshape, UpSampling2D
-from tensorflow.keras.models import Sequential
-
-GENERATE_RES = 3
-
-
-def build_generator(seed_size, channels):
-    model = Sequential()
-    model.add(Dense(4*4*256, activation="relu", input_dim=seed_size))
-    model.add(Reshape((4, 4, 256)))
-    if GENERATE_RES > 1:
-        model.add(UpSampling2D(size=(GENERATE_RES, GENERATE_RES)))
-        model.add(Conv2D(128, kernel_size=3, padding="same"))
-    model.add(Conv2D(channels, kernel_size=3, padding="same"))
-    model.add(Activation("tanh"))
-    return model
-
-
-def build_discriminator(image_shape):
-    model = Sequential()
-    model.add(Conv2D(32, kernel_size=3, strides=2, input_shape=image_shape, padding="same"))
-    model.add(LeakyReLU(alpha=0.2))
-    model.add(Dropout(0.25))
-    model.add(BatchNormalization(momentum=0.8))
-    model.add(Flatten())
-    model.add(Dense(1, activation='sigmoid'))
-    return model
-
-
-generator = build_generator(100, 3)
-discriminator = build_discriminator((96, 96, 3))
-cross_entropy = tf.keras.losses.BinaryCrossentropy(from_logits=True)
-
-
-def discriminator_loss(real_output, fake_output):
-    real_loss = cross_entropy(tf.ones_like(real_output), real_output)
-    fake_loss = cross_entropy(tf.zeros_like(fake_output), fake_output)
-    return real_loss + fake_loss
-
-
-def generator_loss(fake_output):
-    return cross_entropy(tf.ones_like(fake_output), fake_output)
-
-
-@tf.function
-def train_step(images):
-    seed = tf.random.normal([32, 100])
-    with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
-        generated_images = generator(seed, training=True)
-        real_output = discriminator(images, training=True)
-        fake_output = discriminator(generated_images, training=True)
-        gen_loss = generator_loss(fake_output)
-        disc_loss = discriminator_loss(real_output, fake_output)
-    return gen_loss, disc_loss
-"""
+GAN = case("t81_558_keras_gan_sigmoid_bce_from_logits.py")
 
 
 def test_tl403_keras_loss_object_called_on_a_sigmoid_model_output():
-    assert lines(GAN, "TL403") == [GAN.splitlines().index(
-        "cross_entropy = tf.keras.losses.BinaryCrossentropy(from_logits=True)") + 1]
+    assert lines(GAN, "TL403") == marked(GAN, "TL403")
     # the generator's tanh output given to the loss: no probabilities, nothing to report
     on_generator = GAN.replace("real_output = discriminator(images, training=True)",
                                "real_output = generator(seed, training=True)").replace(
@@ -267,44 +218,17 @@ def test_tl403_keras_loss_object_called_on_a_sigmoid_model_output():
 
 # in the shape of Yard1/ray-skorch's README example (Yard1/ray-skorch#18): a module class handed, as a class,
 # to a skorch-style wrapper with `criterion=nn.CrossEntropyLoss`; the loss is computed inside the library
-RAY_SKORCH = """
-import numpy as np
-from sklearn.datasets import make_classification
-from torch import nn
-from ray_skorch import RayTrainNeuralNet
-
-X, y = make_classification(1000, 20, n_informative=10, random_state=0)
-
-if __name__ == "__main__":
-    class MyModule(nn.Module):
-        def __init__(self, num_units=10, nonlin=nn.ReLU()):
-            super(MyModule, self).__init__()
-            self.dense0 = nn.Linear(20, num_units)
-            self.nonlin = nonlin
-            self.dropout = nn.Dropout(0.5)
-            self.output = nn.Linear(num_units, 2)
-            self.softmax = nn.Softmax(dim=-1)
-
-        def forward(self, X, **kwargs):
-            X = self.nonlin(self.dense0(X))
-            X = self.dropout(X)
-            X = self.softmax(self.output(X))
-            return X
-
-    net = RayTrainNeuralNet(MyModule, num_workers=2, criterion=nn.CrossEntropyLoss, max_epochs=10, lr=0.1)
-    net.fit(X, y)
-"""
+RAY_SKORCH = case("ray_skorch_readme_module_softmax.py")
 
 
 def test_tl403_module_class_given_to_a_criterion_wrapper():
-    assert lines(RAY_SKORCH, "TL403") == [22]  # the softmax in `forward`
+    assert lines(RAY_SKORCH, "TL403") == marked(RAY_SKORCH, "TL403")  # the softmax in `forward`
     # the merged fix: no softmax in forward
     assert lines(RAY_SKORCH.replace("X = self.softmax(self.output(X))", "X = self.output(X)"), "TL403") == []
     # skorch's NeuralNetClassifier with its default NLLLoss expects probabilities: right as it is
     default = RAY_SKORCH.replace("from ray_skorch import RayTrainNeuralNet", "from skorch import NeuralNetClassifier") \
-        .replace("RayTrainNeuralNet(MyModule, num_workers=2, criterion=nn.CrossEntropyLoss,",
-                 "NeuralNetClassifier(MyModule,")
-    assert lines(default, "TL403") == []
+        .replace("RayTrainNeuralNet(", "NeuralNetClassifier(").replace("criterion=nn.CrossEntropyLoss,", "")
+    assert "criterion=nn.CrossEntropyLoss," not in default and lines(default, "TL403") == []
 
 
 def test_program_reads_each_sequential_from_the_adds_of_its_own_function():
@@ -325,45 +249,12 @@ def test_program_reads_each_sequential_from_the_adds_of_its_own_function():
 
 # in the shape of ayminovitch/fine-tune-codebase (its #2, "pad_token crash"): the checkpoint is an argparse
 # default handed through `main` to a helper whose nested function tokenizes with padding
-CODEBASE = """
-import argparse
-import os
-
-from datasets import load_dataset, load_from_disk
-from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments
-
-
-def load_and_tokenize_dataset(output_file, model_name):
-    if os.path.exists("tokenized_dataset"):
-        tokenized_dataset = load_from_disk("tokenized_dataset")
-    else:
-        dataset = load_dataset("text", data_files={"train": output_file})
-        dataset = dataset["train"].train_test_split(test_size=0.1)
-        tokenizer = AutoTokenizer.from_pretrained(model_name)
-
-        def tokenize_function(examples):
-            return tokenizer(examples["text"], truncation=True, padding="max_length", max_length=512)
-
-        tokenized_dataset = dataset.map(tokenize_function, batched=True, remove_columns=["text"])
-    return tokenized_dataset, tokenizer
-
-
-def main():
-    parser = argparse.ArgumentParser(description="Fine-tune a language model on a codebase.")
-    parser.add_argument("--output_file", type=str, default="codebase.txt")
-    parser.add_argument("--model_name", type=str, default="codellama/CodeLlama-7b-hf")
-    args = parser.parse_args()
-    tokenized_dataset, tokenizer = load_and_tokenize_dataset(args.output_file, args.model_name)
-
-
-if __name__ == "__main__":
-    main()
-"""
+CODEBASE = case("codebase_finetune_codellama_no_pad_token.py")
 
 
 def test_tl303_tokenizer_of_a_command_line_default_asked_to_pad():
     [f] = lint(CODEBASE, "TL303")
-    assert f.start.row == 18 and "`--model_name` default" in f.message and f.severity.value == "warning"
+    assert [f.start.row] == marked(CODEBASE, "TL303") and "`--model_name` default" in f.message and f.severity.value == "warning"
     assert len(f.message) <= 160
     # the author's answer: give it the end-of-sequence token as its pad token
     fixed = CODEBASE.replace("        def tokenize_function", "        tokenizer.pad_token = tokenizer.eos_token\n\n"
@@ -377,29 +268,11 @@ def test_tl303_tokenizer_of_a_command_line_default_asked_to_pad():
 
 
 # in the shape of trl's README example of June 2023 (huggingface/trl#466)
-PPO = """
-# /// script
-# dependencies = ["trl==0.4.6", "transformers", "torch"]
-# ///
-import torch
-from transformers import AutoTokenizer
-from trl import PPOTrainer, PPOConfig, AutoModelForCausalLMWithValueHead, create_reference_model
-from trl.core import respond_to_batch
-
-model = AutoModelForCausalLMWithValueHead.from_pretrained('gpt2')
-model_ref = create_reference_model(model)
-tokenizer = AutoTokenizer.from_pretrained('gpt2')
-ppo_config = PPOConfig(batch_size=1)
-query_tensor = tokenizer.encode("This morning I went to the ", return_tensors="pt")
-response_tensor = respond_to_batch(model, query_tensor)
-ppo_trainer = PPOTrainer(ppo_config, model, model_ref, tokenizer)
-reward = [torch.tensor(1.0)]
-train_stats = ppo_trainer.step([query_tensor[0]], [response_tensor[0]], reward)
-"""
+PPO = case("trl_readme_ppo_gpt2_no_pad_token.py")
 
 
 def test_tl303_old_ppo_trainer_pads_with_a_gpt2_tokenizer():
-    assert lines(PPO, "TL303") == [16]
+    assert lines(PPO, "TL303") == marked(PPO, "TL303")
     assert lines(PPO.replace("tokenizer = AutoTokenizer.from_pretrained('gpt2')",
                              "tokenizer = AutoTokenizer.from_pretrained('gpt2')\ntokenizer.pad_token = tokenizer.eos_token"),
                  "TL303") == []
