@@ -27,6 +27,7 @@ from trainlint.facts import (
     self_item,
 )
 from trainlint.facts.constants import string_of
+from trainlint.facts.models import model_of
 from trainlint.findings import Applicability, Severity
 from trainlint.pins import PROJECT, versions_of
 from trainlint.rule import Rule, register
@@ -214,10 +215,13 @@ class MissingNumLabels(Rule):
 
 
 def _resolves_to(ctx, expr, at, model_call: cst.Call) -> bool | None:
-    """Whether ``expr`` holds the model ``model_call`` made (None: trainlint cannot tell what it holds)."""
+    """Whether ``expr`` holds the model ``model_call`` made, also through `model.to(device)`-style calls (None:
+    trainlint cannot tell what it holds)."""
     if expr is None:
         return None
-    v = ctx.facts.value_of(expr, at)
+    v = model_of(ctx.facts, expr, at)
+    if v is None:
+        v = ctx.facts.value_of(expr, at)
     if v is None:
         return None
     return isinstance(v, ModelValue) and v.call is model_call  # another value: a scikit-learn estimator, ...
@@ -226,8 +230,8 @@ def _resolves_to(ctx, expr, at, model_call: cst.Call) -> bool | None:
 def _model_trained(ctx, model_call: cst.Call) -> bool:
     """The model ``model_call`` loads is trained (or evaluated with labels) in this file: given to a
     `Trainer` (or built by its `model_init`), fitted with Keras, or its parameters handed to an optimizer /
-    put in train mode in a file that calls `backward()`. Anything trainlint cannot follow counts as
-    trained (the old, file-level answer)."""
+    put in train mode in a file that calls `backward()`. Established only: a model trainlint cannot follow to
+    one of these does not count."""
     facts = ctx.facts
     for call in facts.trainer_calls():
         if argument(call, "train_dataset", 3) is None and not has_star_kwargs(call) and argument(call, "model_init") is None:
@@ -235,23 +239,20 @@ def _model_trained(ctx, model_call: cst.Call) -> bool:
         m = argument(call, "model", 0)
         if m is None:
             init = facts.function_def(argument(call, "model_init"), call)
-            if init is None or any(c is model_call for c in iter_nodes(init, (cst.Call,))):
+            if init is not None and any(c is model_call for c in iter_nodes(init, (cst.Call,))):
                 return True
             continue
-        if _resolves_to(ctx, m, call, model_call) is not False:
+        if _resolves_to(ctx, m, call, model_call):
             return True
     for call in facts.method_calls("fit"):
-        if _resolves_to(ctx, call.func.value, call, model_call) is not False:
+        if _resolves_to(ctx, call.func.value, call, model_call):
             return True
     if next(facts.method_calls("backward"), None) is not None:
-        uses = [c for name in ("parameters", "named_parameters", "train") for c in facts.method_calls(name)]
-        if not uses:
-            return True
-        for c in uses:
+        for c in (c for name in ("parameters", "named_parameters", "train") for c in facts.method_calls(name)):
             recv = c.func.value
             while isinstance(recv, cst.Attribute) and recv.attr.value in ("module", "base_model", "model"):
                 recv = recv.value  # `model.module.parameters()`
-            if _resolves_to(ctx, recv, c, model_call) is not False:
+            if _resolves_to(ctx, recv, c, model_call):
                 return True
     return False
 
