@@ -708,8 +708,9 @@ _PAD_ERROR = '"ValueError: Asking to pad but the tokenizer does not have a paddi
 
 @register
 class DecoderWithoutPadToken(Rule):
-    """A decoder-only checkpoint (GPT-2, Llama, Mistral, …) without a pad token: loaded as a sequence
-    classifier that is trained on batches, or its tokenizer asked to pad."""
+    """A decoder-only checkpoint without a pad token where one is needed: a trained classifier, a padding tokenizer.
+
+    GPT-2, Llama, Mistral, …: a sequence classifier trained on batches, or the checkpoint's tokenizer asked to pad."""
 
     code = "TL303"
     name = "decoder-without-pad-token"
