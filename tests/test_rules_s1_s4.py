@@ -1468,11 +1468,13 @@ def test_tl205_max_length_padding_without_collator():
 def test_tl205_quiet_variants():
     variants = [
         # mask kept
-        dict(pad="", cols='["input_ids", "attention_mask"]', coll=", collate_fn=DataCollatorWithPadding(tokenizer, return_tensors='np')", model=TF_MODEL),
+        {"pad": "", "cols": '["input_ids", "attention_mask"]',
+         "coll": ", collate_fn=DataCollatorWithPadding(tokenizer, return_tensors='np')", "model": TF_MODEL},
         # no padding at all (the default collator would fail differently)
-        dict(pad="", cols='["input_ids"]', coll="", model=TF_MODEL),
+        {"pad": "", "cols": '["input_ids"]', "coll": "", "model": TF_MODEL},
         # a plain Keras model that masks itself (mask_zero=True)
-        dict(pad=', padding="max_length"', cols='["input_ids"]', coll="", model="tf.keras.Sequential([tf.keras.layers.Embedding(30522, 64, mask_zero=True)])"),
+        {"pad": ', padding="max_length"', "cols": '["input_ids"]', "coll": "",
+         "model": "tf.keras.Sequential([tf.keras.layers.Embedding(30522, 64, mask_zero=True)])"},
     ]
     for v in variants:
         src = "import tensorflow as tf\n" + TL205_BASE.format(**v)

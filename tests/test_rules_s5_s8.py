@@ -663,14 +663,19 @@ def test_tl804_trl_trainers_and_their_versions():
     """
     [f] = lint(src, "TL804")
     assert f.severity == Severity.ERROR and "trl 0.16" in f.message and f.fix is not None
-    # pinned to a trl that takes it (0.11) or still accepts it with a deprecation warning (0.12-0.15)
-    for pin in ("trl==0.11.4", "trl==0.14.0", "transformers==4.40.0"):
+    # pinned to a trl that takes it (0.11), or to a transformers older than any trl with `processing_class`
+    # supports (trl 0.12 needs transformers 4.46): valid there, silent
+    for pin in ("trl==0.11.4", "transformers==4.45.2"):
+        assert lint(f"# pip install {pin}\n" + textwrap.dedent(src), "TL804") == [], pin
+    # still accepted with a deprecation warning (0.12 to 0.15): a warning, with the rename
+    for pin in ("trl==0.12.0", "trl==0.15.2"):
         [w] = lint(f"# pip install {pin}\n" + textwrap.dedent(src), "TL804")
-        assert w.severity == Severity.WARNING, pin
-    assert lint("# pip install trl==0.16.1\n" + textwrap.dedent(src), "TL804")[0].severity == Severity.ERROR
+        assert w.severity == Severity.WARNING and w.fix is not None, pin
+    assert lint("# pip install trl==0.16.0\n" + textwrap.dedent(src), "TL804")[0].severity == Severity.ERROR
     # a trainer that renamed it outright in 0.12; a local subclass; an aliased module
     orpo = src.replace("SFTConfig, SFTTrainer", "ORPOConfig, ORPOTrainer").replace("SFT", "ORPO")
     assert lint("# pip install trl==0.12.0\n" + textwrap.dedent(orpo), "TL804")[0].severity == Severity.ERROR
+    assert lint("# pip install trl==0.11.4\n" + textwrap.dedent(orpo), "TL804") == []
     sub = "import trl, transformers\nclass MyTrainer(trl.SFTTrainer):\n    pass\nt = MyTrainer(model=m, tokenizer=tok)\n"
     assert codes(sub, "TL804") == ["TL804"]
     # correct forms: processing_class, a trainer of another library, a trl class without the argument

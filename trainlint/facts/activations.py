@@ -11,11 +11,16 @@ None when the source does not show one on every path. ``loss_kind(call)`` names 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 import libcst as cst
 
 from trainlint.facts.calls import call_graph, is_parameter
 from trainlint.facts.expr import argument
 from trainlint.facts.walk import iter_nodes
+
+if TYPE_CHECKING:
+    from trainlint.facts.core import Facts
 
 #: losses that apply (log-)softmax / sigmoid themselves → the activation they must not be given
 _LOGIT_LOSSES = {
@@ -44,7 +49,7 @@ _APPLYING_FUNCTIONS = frozenset({"torch.utils.checkpoint.checkpoint", "torch.uti
 _MAX_DEPTH = 10
 
 
-def _is_self_attr(expr) -> bool:
+def _is_self_attr(expr: object) -> bool:
     return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
 
 
@@ -69,11 +74,13 @@ def _torch_name(qn: str | None) -> str | None:
 class Activations:
     """The activations of one file's tensors (built once per file by :func:`activations`)."""
 
-    def __init__(self, facts) -> None:
+    def __init__(self, facts: Facts) -> None:
         self.facts = facts
+        self._loop_sources: dict[int, tuple[cst.For, cst.BaseExpression]] | None = None
+        self._attrs: dict[cst.ClassDef, dict[str, list[cst.BaseExpression]]] = {}
 
     def code(self, node: cst.CSTNode) -> str:
-        return self.facts.module.code_for_node(node)
+        return str(self.facts.module.code_for_node(node))
 
     def loss_kind(self, call: cst.Call) -> tuple[str, str] | None:
         """(loss name, expected) if `call` computes a logits loss: `F.cross_entropy(...)`,
@@ -82,7 +89,7 @@ class Activations:
         qn = _torch_name(facts.callee(call))
         if qn in _LOGIT_LOSSES and qn.startswith("torch.nn.functional."):
             return qn.rsplit(".", 1)[-1], _LOGIT_LOSSES[qn]
-        ctor = _called_object(call.func)
+        ctor: Any = _called_object(call.func)
         if isinstance(ctor, cst.Name):  # (a parameter: what the file's calls give it)
             ctor = self._made(ctor.value, call)
         if _is_self_attr(ctor):  # self.criterion(...) with self.criterion = nn.CrossEntropyLoss()
@@ -98,7 +105,7 @@ class Activations:
                 return cq.rsplit(".", 1)[-1], _LOGIT_LOSSES[cq]
         return None
 
-    def activation(self, expr, at, depth: int = 0) -> tuple[str, cst.CSTNode] | None:
+    def activation(self, expr: cst.BaseExpression | None, at: cst.CSTNode, depth: int = 0) -> tuple[str, cst.CSTNode] | None:
         """(kind, node) when `expr` is (or names) an activation's output: kind "softmax", "sigmoid",
         "log_softmax", or "softmax-log" (the log-softmax of a softmax); node is where the activation is taken."""
         facts = self.facts
@@ -108,7 +115,8 @@ class Activations:
             b = facts.lookup(expr.value, at)
             if b is None:
                 return None
-            value = b.value
+            value: Any = b.value
+            bound_at: Any
             if value is None:  # a loop variable: an element of what the loop iterates over
                 value = self._loop_source(b.target)
                 bound_at = self._loops().get(id(b.target), (None,))[0]
@@ -138,7 +146,7 @@ class Activations:
         qn = facts.callee(expr)
         if qn in _ACTIVATIONS:
             return _ACTIVATIONS[qn], expr
-        func = expr.func
+        func: Any = expr.func
         method = func.attr.value if isinstance(func, cst.Attribute) and qn is None else None
         if qn in _KEEPING_FUNCTIONS or method in _KEEPING_METHODS:  # probs.view(-1, n), torch.squeeze(probs)
             return self.activation(argument(expr, "input", 0) if qn else func.value, at, depth + 1)
@@ -172,12 +180,13 @@ class Activations:
             layers = []
         for arg in layers:
             if isinstance(arg, (cst.Name, cst.Attribute, cst.Call)):
-                found = self.layer_activation(arg, expr, depth + 1, given=True)
-                if found is not None:
-                    return found[0], found[1] if found[1] is not None else arg
+                inside = self.layer_activation(arg, expr, depth + 1, given=True)
+                if inside is not None:
+                    return inside[0], inside[1] if inside[1] is not None else arg
         return None
 
-    def layer_activation(self, layer, at, depth: int, given: bool = False) -> tuple[str, cst.CSTNode | None] | None:
+    def layer_activation(self, layer: Any, at: cst.CSTNode, depth: int,
+                         given: bool = False) -> tuple[str, cst.CSTNode | None] | None:
         """(kind, node) when calling the module ``layer`` (`nn.Softmax(dim=1)`, `self.softmax`, an
         `nn.Sequential` ending in one, a model of the file whose `forward` returns one) returns an activation's
         output; node is None when ``layer`` is itself the activation module. ``given``: ``layer`` is an argument
@@ -186,6 +195,7 @@ class Activations:
         if depth > _MAX_DEPTH:
             return None
         layer = _called_object(layer)
+        made: Any
         if isinstance(layer, cst.Name):
             made = self._made(layer.value, at)
         elif _is_self_attr(layer):  # self.softmax = nn.Softmax(dim=1)
@@ -232,11 +242,12 @@ class Activations:
         return any(isinstance(b, (cst.If, cst.Else, cst.Try, cst.ExceptHandler, cst.While)) and id(b) not in around
                    for b in facts.where[bound_at].blocks)
 
-    def _loops(self) -> dict:
+    def _loops(self) -> dict[int, tuple[cst.For, cst.BaseExpression]]:
         """id(loop variable) -> (the `for` statement, what the variable is an element of)."""
-        loops = self.__dict__.get("_loop_sources")
+        loops = self._loop_sources
         if loops is None:
-            loops = self._loop_sources = {}
+            loops = {}
+            self._loop_sources = loops
             for node in self.facts.index.get("For", ()):
                 target, source = node.target, node.iter
                 if isinstance(target, cst.Name):
@@ -263,8 +274,9 @@ class Activations:
         qn = facts.qualname(func)
         if qn is not None:
             return not qn.startswith("torch.")
+        made: Any
         if _is_self_attr(func):
-            made = self._self_attr(at, func.attr.value)
+            made = self._self_attr(at, cast(cst.Attribute, func).attr.value)
         elif isinstance(func, cst.Name):
             b = facts.lookup(func.value, at)
             made = b.value if b is not None else None
@@ -288,13 +300,13 @@ class Activations:
         fn = w.function if w is not None else None
         param = isinstance(fn, cst.FunctionDef) and any(
             p.name is b.target for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params))
-        if not param:
+        if not param or not isinstance(fn, cst.FunctionDef):
             return b.value if isinstance(b.value, cst.BaseExpression) else None
         graph = call_graph(facts)
         sites = graph.callers(fn)
-        values = []
+        values: list[Any] = []
         for site in sites:
-            given = graph.argument_of(site, fn, name)
+            given: Any = graph.argument_of(site, fn, name)
             if isinstance(given, cst.Name):
                 g = facts.lookup(given.value, site)
                 caller = facts.where[site].function if site in facts.where else None
@@ -314,7 +326,7 @@ class Activations:
         """The default of parameter ``name`` of the `__init__` of the class around ``at``
         (`def __init__(self, loss_func=CrossEntropyLoss())`), when the class body assigns it to `self`."""
         w = self.facts.where.get(at)
-        cls = w.inside(cst.ClassDef) if w is not None else None
+        cls: Any = w.inside(cst.ClassDef) if w is not None else None
         init = call_graph(self.facts).methods(cls).get("__init__") if cls is not None else None
         if init is None:
             return None
@@ -323,7 +335,7 @@ class Activations:
                 return p.default
         return None
 
-    def _built_by(self, made, depth: int):
+    def _built_by(self, made: Any, depth: int) -> Any:
         """A model a function of the file builds and returns (`model = build_model(...)`, `return model`):
         the expression the returned name was made from, in that function."""
         facts = self.facts
@@ -342,7 +354,7 @@ class Activations:
             value = rb.value if rb is not None and isinstance(rb.value, cst.BaseExpression) else None
         return value if isinstance(value, cst.Call) else made
 
-    def _added_modules(self, seq: cst.Call) -> list:
+    def _added_modules(self, seq: cst.Call) -> list[cst.BaseExpression]:
         """The layers `model.add_module(name, layer)` / `model.append(layer)` add, in order, to an
         `nn.Sequential()` made empty and bound to a name, in the function that makes it."""
         facts = self.facts
@@ -350,8 +362,8 @@ class Activations:
                        and isinstance(a.targets[0].target, cst.Name)), None)
         if holder is None:
             return []
-        name, scope = holder.targets[0].target.value, facts.where[holder].function
-        layers = []
+        name, scope = cast(cst.Name, holder.targets[0].target).value, facts.where[holder].function
+        layers: list[cst.BaseExpression] = []
         for c in call_graph(facts).calls_in.get(scope, ()):
             f = c.func
             if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == name
@@ -380,12 +392,12 @@ class Activations:
         """The value assigned to `self.<attr>` in the class enclosing `at` (one assignment only)."""
         facts = self.facts
         w = facts.where.get(at)
-        cls = w.inside(cst.ClassDef) if w is not None else None
+        cls: Any = w.inside(cst.ClassDef) if w is not None else None
         if cls is None:
             return None
-        cache = self.__dict__.setdefault("_attrs", {})
+        cache = self._attrs
         if cls not in cache:
-            values: dict[str, list] = {}
+            values: dict[str, list[cst.BaseExpression]] = {}
             for a in facts.index.get("Assign", ()):
                 if facts.where[a].inside(cst.ClassDef) is not cls:
                     continue
@@ -398,9 +410,9 @@ class Activations:
 
 
 
-def activations(facts) -> Activations:
+def activations(facts: Facts) -> Activations:
     """The :class:`Activations` of a file (built once, kept with the file's facts)."""
-    a = facts.__dict__.get("_activations")
+    a: Activations | None = facts.__dict__.get("_activations")
     if a is None:
-        a = facts._activations = Activations(facts)
+        a = facts.__dict__["_activations"] = Activations(facts)
     return a

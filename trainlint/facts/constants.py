@@ -9,15 +9,22 @@ source does not establish one string.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from trainlint.facts.calls import call_graph, is_parameter
 from trainlint.facts.expr import argument, dotted, literal
 
+if TYPE_CHECKING:
+    from trainlint.facts.core import Facts
+    from trainlint.facts.scopes import Binding
+
 _MAX_DEPTH = 6
 
 
-def string_of(facts, expr: cst.BaseExpression | None, at: cst.CSTNode, _depth: int = 0) -> tuple[str, str | None] | None:
+def string_of(facts: Facts, expr: cst.BaseExpression | None, at: cst.CSTNode,
+              _depth: int = 0) -> tuple[str, str | None] | None:
     if expr is None or _depth > _MAX_DEPTH:
         return None
     value = facts.constant(expr, at if at in facts.where else None)
@@ -41,7 +48,7 @@ def string_of(facts, expr: cst.BaseExpression | None, at: cst.CSTNode, _depth: i
     return None
 
 
-def option_default(facts, dest: str) -> tuple[str, str] | None:
+def option_default(facts: Facts, dest: str) -> tuple[str, str] | None:
     """The literal string default of the one `add_argument` of the file whose destination is ``dest``."""
     found = []
     for call in facts.method_calls("add_argument"):
@@ -60,7 +67,7 @@ def option_default(facts, dest: str) -> tuple[str, str] | None:
     return (default, flag) if isinstance(default, str) else None
 
 
-def _parsed_arguments(facts, name: cst.Name, at: cst.CSTNode, depth: int) -> bool:
+def _parsed_arguments(facts: Facts, name: cst.Name, at: cst.CSTNode, depth: int) -> bool:
     """``name`` holds the namespace of `parser.parse_args()` (also through a parameter filled by every call
     with such a namespace, or a function of the file that returns one)."""
     if depth > _MAX_DEPTH:
@@ -89,7 +96,7 @@ def _parsed_arguments(facts, name: cst.Name, at: cst.CSTNode, depth: int) -> boo
     return False
 
 
-def _parameter_owner(facts, b, at: cst.CSTNode) -> cst.FunctionDef | None:
+def _parameter_owner(facts: Facts, b: Binding | None, at: cst.CSTNode) -> cst.FunctionDef | None:
     """The function around ``at`` (itself or an enclosing one) whose parameter the binding ``b`` is."""
     w = facts.where.get(at)
     if b is None or w is None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import libcst as cst
 
 
-def literal(expr: cst.BaseExpression | None):
+def literal(expr: cst.CSTNode | None) -> Any:
     """The Python value of a literal expression (str, int, float, bool, None, list/tuple of those).
 
     Returns :data:`UNKNOWN` when the expression is not a literal.
@@ -56,7 +58,7 @@ class _Unknown:
 UNKNOWN = _Unknown()
 
 
-def dotted(expr: cst.BaseExpression) -> str | None:
+def dotted(expr: cst.CSTNode) -> str | None:
     """``a.b.c`` → ``"a.b.c"`` for Name/Attribute chains, else None."""
     parts = []
     while isinstance(expr, cst.Attribute):

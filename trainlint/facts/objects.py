@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from typing import TypeVar
+from collections.abc import Iterable
 
 import libcst as cst
 
@@ -241,6 +243,10 @@ def merge(objs: list[Obj | None]) -> Obj | None:
     return None
 
 
-def _same(values):
+_T = TypeVar("_T")
+
+
+def _same(values: Iterable[_T]) -> _T | None:
+    """The value every one of ``values`` has, else None."""
     vs = list(values)
     return vs[0] if vs and all(v == vs[0] for v in vs) else None

@@ -20,6 +20,7 @@ name is meant. Everything is memoised per file.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -51,6 +52,10 @@ from trainlint.facts.objects import (
 )
 from trainlint.facts.values import ClassValue, ModelValue
 
+if TYPE_CHECKING:
+    from trainlint.facts.core import Facts
+    from trainlint.facts.scopes import Binding
+
 _MAX_DEPTH = 12
 #: tensor methods whose result holds no autograd graph
 _DETACHING = frozenset({"detach", "numpy", "tolist", "argmax", "argmin", "argsort", "topk_indices"})
@@ -69,7 +74,7 @@ _KERAS_MODEL_CLASSES = frozenset({"keras.Model", "keras.models.Model", "keras.Se
 class Program:
     """The objects of one file. Built lazily by :func:`program`; ask :meth:`of`."""
 
-    def __init__(self, facts) -> None:
+    def __init__(self, facts: Facts) -> None:
         self.facts = facts
         self.graph = call_graph(facts)
         self._memo: dict[tuple[int, int], Obj | None] = {}
@@ -185,7 +190,7 @@ class Program:
             return None
         return self.of(b.value, self._anchor(b.value, at), depth)
 
-    def _lookup(self, name: str, at: cst.CSTNode):
+    def _lookup(self, name: str, at: cst.CSTNode) -> Binding | None:
         """The binding of ``name`` read at ``at``; at a statement that binds ``name`` itself (`total = total +
         x`, the anchor of its own value), the binding before it."""
         facts = self.facts
@@ -204,7 +209,7 @@ class Program:
         holders = self.facts.holders(value)
         return holders[0] if holders else fallback
 
-    def _parameter_of(self, b, at: cst.CSTNode) -> cst.FunctionDef | None:
+    def _parameter_of(self, b: Binding, at: cst.CSTNode) -> cst.FunctionDef | None:
         w = self.facts.where.get(at)
         if w is None:
             return None
@@ -277,7 +282,7 @@ class Program:
     def _model_output(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool | None:
         """``expr`` holds the output of a transformers model call: whether it carries a graph (None: unknown
         or not such an output). Returns False for "no graph" — callers test ``is not None``."""
-        call = expr
+        call: cst.CSTNode | None = expr
         if isinstance(expr, cst.Name):
             b = self.facts.lookup(expr.value, at)
             call = b.value if b is not None else None
@@ -317,7 +322,7 @@ class Program:
         return out
 
     def _file_bases(self, cls: cst.ClassDef, _depth: int = 0) -> list[cst.ClassDef]:
-        out = []
+        out: list[cst.ClassDef] = []
         if _depth > 5:
             return out
         for arg in cls.bases:
@@ -403,8 +408,7 @@ class Program:
         ins = [self.of(a.value, at, depth) for a in call.args if not a.star]
         if any(isinstance(i, Tensor) and i.graph for i in ins):
             return True if self.grad_enabled(at) else None
-        if ins and all(isinstance(i, (Tensor, Number)) and i.graph is False for i in ins if i is not None) \
-                and all(i is not None for i in ins):
+        if ins and all(isinstance(i, Number) or (isinstance(i, Tensor) and i.graph is False) for i in ins):
             return False
         return None
 
@@ -492,7 +496,7 @@ class Program:
 
     def _children(self, call: cst.Call, at: cst.CSTNode, depth: int) -> tuple[tuple[Layer, ...] | None, Output | None]:
         """The layers of `nn.Sequential(a, b, *rest)` / `nn.ModuleList([...])` and what the last one outputs."""
-        elements: list[tuple[cst.BaseExpression, cst.CSTNode]] | None = []
+        elements: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
         for a in call.args:
             if a.keyword is not None:
                 continue
@@ -618,7 +622,8 @@ class Program:
             if isinstance(f, cst.Attribute) and f.attr.value == "add" and dotted(f.value) == name and c.args \
                     and w is not None and w.function is scope:  # that Sequential's name, in its own function
                 m = self.of(c.args[0].value, c)
-                conditional = any(isinstance(b, (cst.If, cst.While, cst.Try)) and b not in hw.blocks for b in w.blocks)
+                around = hw.blocks if hw is not None else ()
+                conditional = any(isinstance(b, (cst.If, cst.While, cst.Try)) and b not in around for b in w.blocks)
                 out.append(m if isinstance(m, Module) and not conditional else None)
         return out
 
@@ -701,7 +706,7 @@ class Program:
             return False
         calls = self._instantiations(cls)
         if not calls:
-            return b.value is not None and literal(b.value) is not UNKNOWN
+            return b is not None and b.value is not None and literal(b.value) is not UNKNOWN
         for call in calls:
             given = self._init_argument(call, fn, name.value)
             if given is None or (literal(given) is UNKNOWN and not isinstance(self.of(given, call), Number)):
@@ -784,7 +789,7 @@ def keras_layer(call: cst.Call, short: str) -> Layer:
     return Layer(short, call, mode_dependent=None)
 
 
-def _turns_grad_off(facts, expr: cst.BaseExpression) -> bool:
+def _turns_grad_off(facts: Facts, expr: cst.BaseExpression) -> bool:
     """`torch.no_grad()` (a decorator may omit the call), `inference_mode()` (not `inference_mode(False)`),
     `set_grad_enabled(False)`."""
     call = expr if isinstance(expr, cst.Call) else None
@@ -796,10 +801,10 @@ def _turns_grad_off(facts, expr: cst.BaseExpression) -> bool:
     return name == "set_grad_enabled" and isinstance(first, cst.Name) and first.value == "False"
 
 
-def program(facts) -> Program:
+def program(facts: Facts) -> Program:
     """The program model of a file (built once, kept with the file's facts)."""
-    p = facts.__dict__.get("_program")
+    p: Program | None = facts.__dict__.get("_program")
     if p is None:
-        p = facts._program = Program(facts)
+        p = facts.__dict__["_program"] = Program(facts)
     return p
 

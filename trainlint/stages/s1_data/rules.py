@@ -5,6 +5,8 @@ from __future__ import annotations
 import builtins
 import difflib
 import re
+from collections.abc import Set as AbstractSet
+from typing import Any
 
 import libcst as cst
 
@@ -220,7 +222,7 @@ class UnknownDatasetColumn(Rule):
             return argument(args, "dataset_text_field")
         return None
 
-    def _anchor(self, node: cst.CSTNode) -> cst.CSTNode:
+    def _anchor(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return node if node in self.ctx.facts.where else None
 
     def _raw_info(self, recv, at) -> tuple[knowledge.DatasetInfo, cst.Call] | None:
@@ -362,9 +364,10 @@ class LabelSortedSlice(Rule):
         """The labels of this dataset are not what the file trains on: its label column is dropped
         (`remove_columns=["text", "label"]`, `remove_columns=ds.column_names`), or every model of the file is
         a language model (`*ForCausalLM`, `*ForMaskedLM`, ...: the text itself is the target)."""
-        memo = getattr(self, "_unused", None)
+        memo: dict[cst.Call, bool] | None = getattr(self, "_unused", None)
         if memo is None:
-            memo = self._unused = {}
+            memo = {}
+            self._unused = memo
         if load in memo:
             return memo[load]
         facts = self.ctx.facts
@@ -414,7 +417,7 @@ class LabelSortedSlice(Rule):
         elif a < 0 and b is None:
             certain = block is not None and -a <= block  # the last rows: the last class
         elif a > 0 and b is None:
-            certain = pct and a >= 100 - block
+            certain = pct and block is not None and a >= 100 - block
         else:
             return
         what = "holds a single class" if certain else "is skewed towards a few classes"
@@ -565,9 +568,10 @@ class _RowOrders:
             if key is not None:
                 self._grow(key, n.value)
         elif n.value is not None:
-            targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
-            for t in targets:
-                self._assign(t, n.value, self.facts.where[n].order)
+            targets: list[cst.BaseAssignTargetExpression] = (
+                [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target])
+            for target in targets:
+                self._assign(target, n.value, self.facts.where[n].order)
 
     def _call(self, call: cst.Call) -> None:
         f = call.func
@@ -580,8 +584,8 @@ class _RowOrders:
         if isinstance(f, cst.Attribute) and f.attr.value in _GROWING:
             key = _var_key(f.value)
             if key is not None and key in self.state:  # `labels.append(label_of(f))`
-                for a in call.args:
-                    self._grow(key, a.value)
+                for arg in call.args:
+                    self._grow(key, arg.value)
             return
         if (self.facts.callee(call) or "") in _INPLACE_SHUFFLES or self.rule._rng_shuffle(call):
             key = _var_key(argument(call, "x", 0))
@@ -640,7 +644,8 @@ class _RowOrders:
             pos = positional(value)
             return value if len(pos) >= 1 and _var_key(pos[0].value) == key and (
                 len(pos) == 1 or self.facts.callee(value) == "random.sample") else None
-        e, found = value, None
+        e: cst.BaseExpression = value
+        found: cst.Call | None = None
         while _var_key(e) is None:  # down the method chain to its receiver
             if isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute):
                 if e.func.attr.value in _REORDERING_METHODS:
@@ -695,8 +700,8 @@ class _RowOrders:
                 stack.extend(e.children)
         return frozenset(out)
 
-    def _method_reads(self, name: str, seen: frozenset, keys: set[str] | None) -> frozenset:
-        out = frozenset()
+    def _method_reads(self, name: str, seen: frozenset[str], keys: set[str] | None) -> frozenset[cst.Call]:
+        out: frozenset[cst.Call] = frozenset()
         for node in iter_nodes(self.methods[name].body, (cst.Attribute, cst.Call)):
             if isinstance(node, cst.Call):
                 f = node.func
@@ -831,13 +836,14 @@ class MisalignedLabels(Rule):
             memo[scope] = _RowOrders(self, nodes, methods or {}) if shuffles else None
         return memo[scope]
 
-    def _scope_nodes(self) -> dict:
+    def _scope_nodes(self) -> dict[Any, Any]:
         """function → (its assignments, `for` loops and calls in document order, whether one of its calls is
         named like a shuffle): one pass over the file."""
-        memo = self.__dict__.get("_scopes_memo")
+        memo: dict[Any, Any] | None = self.__dict__.get("_scopes_memo")
         if memo is None:
             facts = self.ctx.facts
-            memo = self._scopes_memo = {}
+            memo = {}
+            self._scopes_memo = memo
             for kind in ("Assign", "AnnAssign", "AugAssign", "For", "Call"):
                 for n in facts.index.get(kind, ()):
                     entry = memo.setdefault(facts.where[n].function, ([], [False]))
@@ -861,7 +867,9 @@ class MisalignedLabels(Rule):
         if cls is not None and isinstance(scope, cst.FunctionDef):
             methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
         orders = self._orders(scope, methods)
-        args = orders.pairings.get(node, []) if orders is not None else []
+        if orders is None:
+            return
+        args = orders.pairings.get(node, [])
         for i, (a, oa, ka) in enumerate(args):
             for b, ob, kb in args[i + 1:]:
                 found = orders.split(oa, ob)
@@ -934,19 +942,18 @@ class MisalignedLabels(Rule):
             return  # two arguments derived from one array
         listed = {n.value: self._unsorted_listing(n.value, node, scope) for n in names}
         # one array shuffled alone
-        lone = [n for n in names if shuffled[n.value] is not None]
-        if len(lone) == 1 and self._copy_made_to_shuffle(root[lone[0].value], shuffled[lone[0].value]):
+        lone = [(n, shuffle) for n in names if (shuffle := shuffled[n.value]) is not None]
+        if len(lone) == 1 and self._copy_made_to_shuffle(root[lone[0][0].value], lone[0][1]):
             return  # `random_labels = labels[:]; np.random.shuffle(random_labels)`: labels randomised on purpose
         if len(lone) == 1:
-            arg = lone[0].value
+            arg, alone = lone[0][0].value, lone[0][1]
             x = root[arg]
             others = [n.value if root[n.value] == n.value else root[n.value] for n in names if n.value != arg
-                      and self._independent(root[n.value], node if root[n.value] == n.value else shuffled[arg],
-                                            shuffled[arg], x)]
+                      and self._independent(root[n.value], node if root[n.value] == n.value else alone, alone, x)]
             if others:
                 self.report(
-                    shuffled[arg],
-                    f"`{self.ctx.code(shuffled[arg])}` shuffles `{x}` but not `{others[0]}`, which `{kind}(...)` pairs "
+                    alone,
+                    f"`{self.ctx.code(alone)}` shuffles `{x}` but not `{others[0]}`, which `{kind}(...)` pairs "
                     "with it example by example: every feature now has a random label — the loss plateaus at "
                     "chance level",
                     hint=f"shuffle them together: `idx = np.random.permutation(len({x})); {x}, {others[0]} = "
@@ -958,8 +965,9 @@ class MisalignedLabels(Rule):
         if not lists:
             return
         x = lists[0]
-        partners = [n.value for n in names if n.value != x
-                    and (listed[n.value] is not None or self._independent(n.value, node, listed[x], x))]
+        since = listed[x]
+        partners = [n.value for n in names if n.value != x and since is not None
+                    and (listed[n.value] is not None or self._independent(n.value, node, since, x))]
         if not partners:
             return
         y = partners[0]
@@ -985,7 +993,9 @@ class MisalignedLabels(Rule):
             if b is None or not isinstance(b.value, cst.BaseExpression):
                 break
             src = _derived_from(b.value)
-            earlier = [x for x in facts.bindings.get(scope, {}).get(src, ()) if x.order < b.order] if src else []
+            if not src:
+                break
+            earlier = [x for x in facts.bindings.get(scope, {}).get(src, ()) if x.order < b.order]
             if not earlier or earlier[-1].value is None or isinstance(earlier[-1].value, cst.Param):
                 break
             if any(n == src and x is earlier[-1] for n, x, _ in out):
@@ -1049,11 +1059,12 @@ class MisalignedLabels(Rule):
                 and isinstance(v.args[0].value, cst.Name)
         return False
 
-    def _shuffle_calls(self, scope) -> list[cst.Call]:
+    def _shuffle_calls(self, scope: cst.CSTNode | None) -> list[cst.Call]:
         """The shuffling calls of one scope (all scopes computed in one pass over the calls)."""
-        cache = getattr(self, "_cache", None)
+        cache: dict[cst.CSTNode | None, list[cst.Call]] | None = getattr(self, "_cache", None)
         if cache is None:
-            cache = self._cache = {}
+            cache = {}
+            self._cache = cache
             facts = self.ctx.facts
             for call in facts.index.get("Call", ()):
                 func = call.func
@@ -1332,7 +1343,7 @@ class UnseededMultiprocessData(Rule):
                     self._seeded |= self._generators(call)
         return self._seeded
 
-    def _generators(self, call: cst.Call) -> frozenset[str] | set[str]:
+    def _generators(self, call: cst.Call) -> AbstractSet[str]:
         return _SEEDERS.get(self.ctx.facts.callee(call) or "", _ALL)
 
     def _seeder_calls(self) -> list[cst.Call]:
@@ -1359,13 +1370,14 @@ class UnseededMultiprocessData(Rule):
                     memo.append(call)
         return memo
 
-    def _per_rank_calls(self) -> dict:
+    def _per_rank_calls(self) -> dict[cst.Call, cst.CSTNode]:
         """Seeding calls whose seed depends on the process (`seed += accelerator.process_index * 12345` before
         `np.random.seed(seed)`, `set_seed(args.seed + rank)`) → the expression that makes it so."""
-        memo = self.__dict__.get("_per_rank_memo")
+        memo: dict[cst.Call, cst.CSTNode] | None = self.__dict__.get("_per_rank_memo")
         if memo is None:
             facts = self.ctx.facts
-            memo = self._per_rank_memo = {}
+            memo = {}
+            self._per_rank_memo = memo
             for call in self._seeder_calls():
                 seed = call.args[0].value if call.args else None
                 if seed is None:
@@ -1384,9 +1396,9 @@ class UnseededMultiprocessData(Rule):
                             memo[call] = st
         return memo
 
-    def _per_rank_seeds(self) -> dict:
+    def _per_rank_seeds(self) -> dict[str, cst.CSTNode]:
         """generator → the statement that seeds it per process (when nothing seeds it the same everywhere)."""
-        out = {}
+        out: dict[str, cst.CSTNode] = {}
         for call, why in self._per_rank_calls().items():
             for g in self._generators(call):
                 out.setdefault(g, why)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any, cast
 
 import libcst as cst
 
@@ -31,7 +32,7 @@ from trainlint.facts.expr import dotted
 from trainlint.facts.loops import loop_facts, loops_around
 from trainlint.facts.processes import lightning_processes
 from trainlint.findings import Applicability, Severity
-from trainlint.pins import versions_of
+from trainlint.pins import ABSENT, VALID, status, version_text, versions_of
 from trainlint.rule import Rule, register
 
 
@@ -169,7 +170,7 @@ class NoPaddingCollator(Rule):
         if isinstance(args, cst.Name):
             b = facts.lookup(args.value, trainer)
             args = b.value if b is not None else None
-            at = args if args in facts.where else trainer
+            at = args if args is not None and args in facts.where else trainer
         if not isinstance(args, cst.Call) or facts.callee(args) not in TRAINING_ARGS_CLASSES:
             return None
         size = argument(args, f"per_device_{split}_batch_size") or argument(args, f"per_gpu_{split}_batch_size")
@@ -269,6 +270,7 @@ def _example_source(facts, expr, at) -> cst.BaseExpression | None:
     if isinstance(expr, cst.Name):
         b = facts.lookup(expr.value, at)
         expr = b.value if b is not None else None
+    elts: list[cst.BaseExpression]
     if isinstance(expr, cst.ListComp) and isinstance(expr.elt, cst.Subscript):
         elts = [expr.elt]
     elif isinstance(expr, cst.List) and expr.elements:
@@ -289,7 +291,7 @@ def _example_source(facts, expr, at) -> cst.BaseExpression | None:
     return next(iter(sources))
 
 
-def _map_steps(facts, expr, at) -> list[tuple[str, cst.Call]] | None:
+def _map_steps(facts, expr, at) -> list[tuple[str | None, cst.Call]] | None:
     """The method calls a dataset expression went through, in order (through names, subscripts and method
     chains, from any origin call); None when something else intervenes (a comprehension)."""
     chain = dataset_chain(facts, expr, at, any_origin=True)
@@ -516,7 +518,7 @@ class UnpaddableColumns(Rule):
             if isinstance(params.star_kwarg, cst.Param):
                 return
             kept |= {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-        owner = model.cls if forward is None else self.ctx.code(model.call.func.value)
+        owner = model.cls if forward is None else self.ctx.code(cast(Any, model.call).func.value)
         ln = keyword(targs, "label_names")
         if ln is not None:
             names = facts.constant(ln.value, targs)
@@ -679,7 +681,7 @@ def _example_reads(fn) -> list[tuple[cst.CSTNode, str]]:
         it = node.iter
         if isinstance(it, cst.Name) and it.value == batch and isinstance(node.target, cst.Name):
             loop_vars.add(node.target.value)
-    out = []
+    out: list[tuple[cst.CSTNode, str]] = []
     for sub in iter_nodes(fn.body, (cst.Subscript, cst.Call)):
         if isinstance(sub, cst.Call):  # `f.pop("key")` without a default
             f = sub.func
@@ -851,8 +853,8 @@ def _iterated_names(facts, loop: cst.For, node: cst.Call) -> set[str]:
             callers = graph.callers(fn)
             if callers:  # a parameter: what the file's callers give it
                 for c in callers:
-                    o = graph.outside(c, fn, e.value)
-                    if o and not _rebound_loader(facts, graph.argument_of(c, fn, e.value), c, node):
+                    o = graph.outside(c, fn, d)
+                    if o and not _rebound_loader(facts, graph.argument_of(c, fn, d), c, node):
                         out.add(o.rsplit(".", 1)[-1])
                 continue
         if _rebound_loader(facts, e, loop, node):
@@ -1120,7 +1122,9 @@ class BatchEncodingToFit(Rule):
         model = facts.value_of(func.value, node)
         if not isinstance(model, ModelValue):
             return
-        old_tf_model = model.tf and versions_of(self.ctx).below("transformers", (4, 38))
+        # transformers TF models convert a BatchEncoding themselves from the release in the version table
+        converts = status(versions_of(self.ctx), "transformers.TF*.fit(BatchEncoding)", default=VALID)
+        old_tf_model = model.tf and converts.state == ABSENT
         if not model.qualname.startswith("keras.") and not old_tf_model:
             return  # transformers TF models convert a BatchEncoding themselves since transformers 4.38
         candidates = [argument(node, "x", 0)]
@@ -1132,9 +1136,9 @@ class BatchEncodingToFit(Rule):
                 continue
             shown = self.ctx.code(expr)
             if old_tf_model:
-                pin = versions_of(self.ctx).pin("transformers")
-                symptom = (f"`{model.cls}.{func.attr.value}` converts it to a dict only from transformers 4.38 "
-                           f"(this script runs with {pin.describe()}): Keras mistakes the mapping for other data "
+                since = version_text(converts.api.introduced or ())
+                symptom = (f"`{model.cls}.{func.attr.value}` converts it to a dict only from transformers {since} "
+                           f"(this script runs with {converts.pin.describe() if converts.pin else ''}): Keras mistakes the mapping for other data "
                            "and fails in its data adapter (e.g. \"ValueError: too many values to unpack (expected 2)\")")
             else:
                 symptom = (f"`{func.attr.value}` fails with \"ValueError: Unrecognized data type: x={{'input_ids': ...}} "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import weakref
+from typing import cast
 
 import libcst as cst
 
@@ -117,7 +118,7 @@ class MissingNumLabels(Rule):
                     severity=Severity.WARNING,
                 )
                 return
-            if expected == 2:
+            if expected == 2 or info is None:  # (`expected` comes from `info`)
                 return
             what = "is a regression task (1 output)" if info.task == "regression" else f"has {expected} classes"
             symptom = ('a shape mismatch in the loss' if info.task == "regression"
@@ -134,7 +135,7 @@ class MissingNumLabels(Rule):
             )
             return
         given = facts.constant(given_arg.value, node)
-        if expected is None or not isinstance(given, int) or isinstance(given, bool) or given == expected:
+        if expected is None or info is None or not isinstance(given, int) or isinstance(given, bool) or given == expected:
             return
         if given == 1 and info.task != "regression":
             return  # TL304 regression-head-on-classes: one output on class labels trains a regressor
@@ -271,7 +272,7 @@ def _path_parts(expr) -> tuple:
             if isinstance(first, cst.FormattedStringExpression):
                 expr = first.expression
             else:
-                return ("str", first.value)
+                return ("str", cast(cst.FormattedStringText, first).value)
         else:
             break
     text = literal(expr)
@@ -294,7 +295,7 @@ def _saved_here(ctx, model_call: cst.Call) -> bool:
     if mine[0] == "name" and mine[1].endswith(".output_dir"):
         return True  # `args.output_dir`, `f"{training_args.output_dir}/checkpoint-500"`
     const = facts.constant(ckpt, model_call) if mine[0] == "name" else mine[1]
-    targets = []
+    targets: list[cst.BaseExpression | None] = []
     for name in ("save_pretrained", "save_model"):
         targets.extend(argument(c, "save_directory" if name == "save_pretrained" else "output_dir", 0)
                        for c in facts.method_calls(name))
@@ -991,7 +992,7 @@ class FrozenModel(Rule):
         if var != target.value.value:
             return
         both = " (by both branches of the `if`)" if _conditional(w, loop) else ""
-        self._check_frozen(dotted(it.func.value), loop, target, both)
+        self._check_frozen(cast(str, dotted(it.func.value)), loop, target, both)  # not None: checked above
 
     def _check_frozen(self, model_name: str, at: cst.CSTNode, report_node: cst.CSTNode, how: str = "") -> None:
         facts = self.ctx.facts
@@ -1101,8 +1102,9 @@ def _holds_parameters(facts, holder: cst.BaseExpression, at: cst.CSTNode) -> boo
                 it = it.args[-1].value
             if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in (
                     "parameters", "named_parameters"):
+                second = _second_of_pair(b.target)
                 var = _loop_param_name(b.target, it.func.attr.value) or (
-                    _loop_param_name(_second_of_pair(b.target), "parameters") if _second_of_pair(b.target) else None)
+                    _loop_param_name(second, "parameters") if second is not None else None)
                 if var == holder.value:
                     return True
     return _module_evidence(facts, holder, at) is not None
@@ -1121,7 +1123,8 @@ def _module_evidence(facts, holder: cst.BaseExpression, at: cst.CSTNode) -> str 
         for b in reversed(w.blocks):  # `for child in model.children(): child.requires_grad = False`
             if not isinstance(b, cst.For):
                 continue
-            it, tgt = b.iter, b.target
+            it: cst.BaseExpression = b.iter
+            tgt: cst.BaseExpression | None = b.target
             while True:  # `list(model.children())[:-1]`, `enumerate(model.children())`
                 if isinstance(it, cst.Subscript):
                     it = it.value
@@ -1230,7 +1233,7 @@ def _dotted_uses(facts, root: cst.CSTNode) -> dict:
 def _both_branches_freeze(w, loop: cst.For, assign: cst.Assign, var: str) -> str | None:
     """"body" / "else" when the innermost `if` inside ``loop`` around ``assign`` has an `else` and both branches
     set `var.requires_grad = False` (which branch ``assign`` is in); None otherwise."""
-    inner = [b for b in w.blocks[w.blocks.index(loop) + 1:]] if loop in w.blocks else []
+    inner = list(w.blocks[w.blocks.index(loop) + 1:]) if loop in w.blocks else []
     if len(inner) != 1 or not isinstance(inner[0], cst.If) or not isinstance(inner[0].orelse, cst.Else):
         return None
     node = inner[0]
@@ -1244,7 +1247,7 @@ def _both_branches_freeze(w, loop: cst.For, assign: cst.Assign, var: str) -> str
                     return True
         return False
 
-    if not (freezes(node.body) and freezes(node.orelse)):
+    if node.orelse is None or not (freezes(node.body) and freezes(node.orelse)):
         return None
     return "else" if any(a is assign for a in iter_nodes(node.orelse, (cst.Assign,))) else "body"
 
@@ -1393,7 +1396,8 @@ class LateMixedPrecision(Rule):
         if not isinstance(pol, str) or pol in ("float32", "float64"):
             return  # premise 1: a lower-precision policy, named by the source
         w = facts.where[node]
-        before, after = [], []
+        before: list[cst.Call] = []
+        after: list[cst.Call] = []
         for call in facts.index.get("Call", ()):
             cw = facts.where.get(call)
             if cw is None or cw.function is not w.function or call is node:

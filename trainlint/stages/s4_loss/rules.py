@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+
 import libcst as cst
 
 from trainlint import codemod, knowledge
@@ -9,7 +10,6 @@ from trainlint.facts import (
     ModelValue,
     TFDatasetValue,
     argument,
-    iter_nodes,
     keyword,
     literal,
 )
@@ -330,10 +330,13 @@ class ActivationBeforeLoss(Rule):
         module = argument(call, "module", 0)
         acts = activations(facts)
         b = facts.lookup(module.value, call) if isinstance(module, cst.Name) else None
+        found: tuple[str, cst.CSTNode] | None
         if b is not None and isinstance(b.value, cst.ClassDef):
             found = acts.forward_activation(b.value, 0)
+        elif module is None:
+            return
         else:
-            layer = acts.layer_activation(module, call, 0) if module is not None else None
+            layer = acts.layer_activation(module, call, 0)
             found = (layer[0], layer[1] or module) if layer is not None else None
         if found is None or found[0] != "softmax" or id(found[1]) in self._reported:
             return
@@ -352,7 +355,8 @@ class ActivationBeforeLoss(Rule):
         on that tensor as `y_pred`."""
         if loss is None or loss.framework != "keras" or loss.expects is not Output.LOGITS:
             return
-        act = {Output.SIGMOID: "sigmoid", Output.PROBABILITIES: "softmax"}.get(getattr(output, "output", None))
+        kind = getattr(output, "output", None)
+        act = {Output.SIGMOID: "sigmoid", Output.PROBABILITIES: "softmax"}.get(kind) if isinstance(kind, Output) else None
         if act is None:
             return
         node = loss.node

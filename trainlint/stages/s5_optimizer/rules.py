@@ -199,7 +199,7 @@ _FREEZES = re.compile(r"requires_grad\s*=\s*False|requires_grad_\(\s*(?:requires
                       r"|\.trainable\s*=\s*False")
 
 
-_FROZEN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_FROZEN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _adapters_or_frozen(ctx) -> bool:
@@ -257,7 +257,7 @@ class TorchOptimizerDefaultLr(Rule):
         ) and params.elements:
             return  # every parameter group sets its own lr
         found = optimizer_model(self.ctx.facts, node)
-        if found is None or not fine_tuned_model(self.ctx, found[1]):
+        if found is None or found[1] is None or not fine_tuned_model(self.ctx, found[1]):
             return
         model = found[1]
         lr = TORCH_DEFAULT_LR[cls]
@@ -366,14 +366,14 @@ class HighLearningRate(Rule):
         if torch_optimizer(self.ctx.facts, node) not in TORCH_DEFAULT_LR:
             return  # SGD rates live on another scale (ViT is fine-tuned with SGD at 0.003–0.03)
         found = optimizer_model(self.ctx.facts, node)
-        if found is None or not fine_tuned_model(self.ctx, found[1]):
+        if found is None or found[1] is None or not fine_tuned_model(self.ctx, found[1]):
             return
         self._check(argument(node, "lr", 1), node, f"`{self.ctx.code(node.func)}(lr=...)`", found[1],
                     "use `lr=2e-5` (up to 5e-5)")
 
     def _keras(self, node: cst.Call) -> None:
         model = keras_backbone(self.ctx.facts, node)
-        if not fine_tuned_model(self.ctx, model):
+        if model is None or not fine_tuned_model(self.ctx, model):
             return
         facts = self.ctx.facts
         opt = argument(node, "optimizer", 0)

@@ -187,8 +187,9 @@ class MetricsWithoutArgmax(Rule):
             if name not in _CLASS_ID_METRICS or any(r in " ".join(map(str, spec)).lower() for r in _REGRESSION_METRICS):
                 return None
             return argument(call, "predictions")
-        if (facts.qualname(func) or "").startswith("sklearn.") and func_name(func) in _SKLEARN:
-            return argument(call, "y_pred", _SKLEARN[func_name(func)])
+        name = func_name(func)
+        if (facts.qualname(func) or "").startswith("sklearn.") and name is not None and name in _SKLEARN:
+            return argument(call, "y_pred", _SKLEARN[name])
         return None
 
 
@@ -294,6 +295,9 @@ class _ReturnsNone(Rule):
     param: str
 
     def symptom(self) -> str:
+        raise NotImplementedError
+
+    def hint(self) -> str:
         raise NotImplementedError
 
     def functions(self):
@@ -618,7 +622,7 @@ class UnknownMetricForBestModel(Rule):
                 if len(shown) > 50:
                     shown = f"{len(keys)} other keys"
                 source = f"`{fn.name.value}` returns {shown}"
-            if key in keys:
+            if keys is None or key in keys:
                 return
             self.report(
                 kw.value,

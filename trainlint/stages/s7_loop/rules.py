@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import cast
 
 import libcst as cst
 
@@ -210,9 +211,10 @@ class MissingZeroGrad(Rule):
         if target is None or target in seen or depth > 3:
             return []
         facts = self.ctx.facts
-        by_fn = self.__dict__.get("_zero_grads_by_fn")
+        by_fn: dict[cst.CSTNode, list[cst.Call | cst.Assign]] | None = self.__dict__.get("_zero_grads_by_fn")
         if by_fn is None:
-            by_fn = self._zero_grads_by_fn = {}
+            by_fn = {}
+            self._zero_grads_by_fn = by_fn
             for z in lf.zero_grads:
                 wz = facts.where.get(z)
                 if wz is not None and wz.function is not None:
@@ -383,12 +385,13 @@ class WrongTrainEvalMode(Rule):
         self._evaluation_function_without_eval(lf, steps)
         self._evaluation_call_in_training_loop(lf)
 
-    def _optimizers(self) -> list:
+    def _optimizers(self) -> list[tuple[cst.Call, str | None]]:
         """(the `torch.optim.X(...)` call, the dotted name of the model it trains, or None), once per file."""
-        found = self.__dict__.get("_optimizer_calls")
+        found: list[tuple[cst.Call, str | None]] | None = self.__dict__.get("_optimizer_calls")
         if found is None:
             facts = self.ctx.facts
-            found = self._optimizer_calls = []
+            found = []
+            self._optimizer_calls = found
             for call in facts.index.get("Call", ()):
                 f = call.func
                 last = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
@@ -468,7 +471,7 @@ class WrongTrainEvalMode(Rule):
             qn = facts.qualname(c.func) or ""
             if qn.startswith("torch.nn."):
                 last = qn.rsplit(".", 1)[-1]
-                if qn.startswith("torch.nn.functional.") or qn.startswith("torch.nn.init.") or last in _MODE_FREE_LAYERS:
+                if qn.startswith(("torch.nn.functional.", "torch.nn.init.")) or last in _MODE_FREE_LAYERS:
                     continue
                 return False
             if qn.startswith("torch.") and qn.rsplit(".", 1)[-1][:1].islower():
@@ -811,7 +814,7 @@ class WrongTrainEvalMode(Rule):
 
     # -- an evaluation function that never calls model.eval(), called while the model is in train mode
 
-    def _mode_at(self, lf, site: cst.Call, model: str) -> tuple[str, cst.CSTNode] | None:
+    def _mode_at(self, lf, site: cst.Call, model: str) -> tuple[str, cst.CSTNode | None] | None:
         """The mode ``model`` is in when ``site`` runs, from the `train()` / `eval()` calls and the calls of
         functions that set it in the same scope: the last one before ``site``, else (a loop) the last one
         after it in the innermost loop around both."""
@@ -1075,7 +1078,7 @@ class LossAccumulatedAsTensor(Rule):
         # `output["loss"].backward()` / `loss.backward()`: the root of what was backpropagated
         roots = set()
         for b in backs:
-            root = b.func.value
+            root = cast(cst.Attribute, b.func).value
             while isinstance(root, (cst.Subscript, cst.Attribute)):
                 root = root.value
             if isinstance(root, cst.Name):
