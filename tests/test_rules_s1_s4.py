@@ -110,26 +110,32 @@ def test_tl302_needs_the_trainer_link():
 # TL303 decoder-without-pad-token
 
 
+TL303_TRAINED = """
+    trainer = Trainer(model=model, args=TrainingArguments("out"), train_dataset=train_ds)
+    trainer.train()
+    """
+
+
 def test_tl303_gpt2_without_pad():
     src = """
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, Trainer, TrainingArguments
     tok = AutoTokenizer.from_pretrained("gpt2")
     model = AutoModelForSequenceClassification.from_pretrained("gpt2", num_labels=2)
-    """
+    """ + TL303_TRAINED
     [f] = [f for f in lint(src) if f.code == "TL303"]
-    assert "Cannot handle batch sizes > 1" in f.message
+    assert "Cannot handle batch sizes > 1" in f.hint and "no pad token in its config" in f.message
 
 
 def test_tl303_tokenizer_pad_only_still_fires():
     src = """
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, Trainer, TrainingArguments
     ckpt = "openai-community/gpt2"
     tok = AutoTokenizer.from_pretrained(ckpt)
     tok.pad_token = tok.eos_token
     model = AutoModelForSequenceClassification.from_pretrained(ckpt, num_labels=2)
-    """
+    """ + TL303_TRAINED
     [f] = [f for f in lint(src) if f.code == "TL303"]
-    assert "tokenizer.pad_token` alone" in f.message
+    assert "tokenizer.pad_token` alone" in f.hint
 
 
 def test_tl303_pad_token_id_in_kwargs_or_config_quiet():
@@ -152,9 +158,9 @@ def test_tl303_encoder_and_causal_lm_quiet():
 
 def test_tl303_llama_is_a_warning():
     src = """
-    from transformers import AutoModelForSequenceClassification
+    from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
     model = AutoModelForSequenceClassification.from_pretrained("meta-llama/Llama-3.2-1B", num_labels=2)
-    """
+    """ + TL303_TRAINED
     [f] = [f for f in lint(src) if f.code == "TL303"]
     assert f.severity.value == "warning"
 

@@ -884,7 +884,7 @@ def test_tl504_message_quotes_what_the_optimizer_was_given():
         optimizer.zero_grad()
     """
     [f] = lint(src, "TL504")
-    assert "AdamW(model.named_parameters(), ...)" in f.message
+    assert "AdamW(model.named_parameters(), ...)" in f.hint
 
 
 def test_tl701_hint_names_the_optimizer_behind_a_grad_scaler():

@@ -142,16 +142,33 @@ class Dataflow(Scopes):
         return v
 
     def _class_value(self, node: cst.ClassDef) -> ClassValue:
+        memo = self.__dict__.setdefault("_class_values", {})
+        if node in memo:
+            return memo[node] or ClassValue(node, ())  # a cycle of bases: the bases found so far
+        memo[node] = None
         bases = []
         for arg in node.bases:
             qn = self.qualname(arg.value)
             if qn:
                 bases.append(qn)
             elif isinstance(arg.value, cst.Name):
-                v = self.value_of(arg.value, node)
+                b = self.base_binding(arg.value.value, node)
+                v = self._class_value(b.value) if b is not None and isinstance(b.value, cst.ClassDef) else (
+                    self.value_of(b.value, node) if b is not None and isinstance(b.value, cst.BaseExpression) else None)
                 if isinstance(v, ClassValue):
                     bases.extend(v.bases)
-        return ClassValue(node, tuple(bases))
+        memo[node] = value = ClassValue(node, tuple(bases))
+        return value
+
+    def base_binding(self, name: str, cls: cst.ClassDef) -> Binding | None:
+        """The binding of the base ``name`` of the class statement ``cls``: the bases are evaluated before
+        the class binds its own name, so `class Mario(Mario):` derives from the `Mario` bound before."""
+        b = self.lookup(name, cls)
+        if b is None or b.value is not cls:
+            return b
+        w = self.where.get(cls)
+        earlier = [x for x in self.bindings.get(w.function if w else None, {}).get(name, ()) if x.order < b.order]
+        return earlier[-1] if earlier else None
 
     def _map_tokenization(self, call: cst.Call, at: cst.CSTNode) -> Tokenization:
         """What ``ds.map(f)`` does with the tokenizer (:class:`DatasetFacts`)."""

@@ -19,6 +19,7 @@ name is meant. Everything is memoised per file.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -612,6 +613,10 @@ class Program:
                           output=t.output if isinstance(t, Tensor) else None)
         if q.startswith("keras.layers."):
             layer = keras_layer(call, short)
+            act = argument(call, "activation", 1 if short == "Dense" else 0) if short in ("Dense", "Activation") else None
+            aq = self.facts.qualname(act) if isinstance(act, (cst.Name, cst.Attribute)) else None
+            if layer.output is None and aq and aq.startswith("keras.activations."):  # `activation=tf.keras.activations.softmax`
+                layer = dataclasses.replace(layer, output=KERAS_ACTIVATIONS.get(aq.rsplit(".", 1)[-1]))
             return Module(call, framework="keras", name=short, layers=(layer,), output=layer.output)
         return None
 
@@ -622,12 +627,18 @@ class Program:
         if len(names) != 1 or names[0] is None:
             return [] if not names else None
         name = names[0]
+        hw = self.facts.where.get(holders[0])
+        scope = hw.function if hw is not None else None
         out: list[Module | None] = []
         for c in self.facts.index.get("Call", ()):
             f = c.func
-            if isinstance(f, cst.Attribute) and f.attr.value == "add" and dotted(f.value) == name and c.args:
+            w = self.facts.where.get(c)
+            if isinstance(f, cst.Attribute) and f.attr.value == "add" and dotted(f.value) == name and c.args \
+                    and w is not None and w.function is scope:  # that Sequential's name, in its own function
                 m = self.of(c.args[0].value, c)
-                out.append(m if isinstance(m, Module) else None)
+                around = hw.blocks if hw is not None else ()
+                conditional = any(isinstance(b, (cst.If, cst.While, cst.Try)) and b not in around for b in w.blocks)
+                out.append(m if isinstance(m, Module) and not conditional else None)
         return out
 
     def _model_value(self, v: ModelValue, call: cst.Call) -> Module:
