@@ -42,7 +42,7 @@ class ToyZeroLearningRate(Rule):
 TOY_CHECK = '''
 
 
-from trainlint.probe.checks import probe_check as _toy_probe_check  # noqa: E402
+from trainlint.probe.child.checks import probe_check as _toy_probe_check  # noqa: E402
 
 
 @_toy_probe_check("TL599", framework="torch", path="trainer")
@@ -83,7 +83,7 @@ CHECK_IN_COPY = textwrap.dedent(
     from trainlint.config import Settings
     from trainlint.docs import load_doc
     from trainlint.engine import lint_source
-    from trainlint.probe import checks
+    from trainlint.probe.child import checks
     from trainlint.rule import all_rules
 
     rule = all_rules()["{CODE}"]

@@ -1,4 +1,4 @@
-"""The probe-check registry (``trainlint.probe.checks``): checks declared by stage with a decorator, run
+"""The probe-check registry (``trainlint.probe.child.checks``): checks declared by stage with a decorator, run
 in pipeline order, the codes they declare matching the rule catalog and their own source. Fast: the
 registry and the stage probe modules import only the standard library (no torch, no TensorFlow)."""
 
@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from trainlint.probe import checks
+from trainlint.probe.child import checks
 
 SRC = Path(__file__).resolve().parents[2] / "trainlint"
 PROBE_SOURCES = sorted(
     [*SRC.glob("stages/s*/probe.py"), *SRC.glob("stages/s*/probe_keras.py"),
-     SRC / "probe" / "hooks_torch.py", SRC / "probe" / "child_keras.py", SRC / "probe" / "torch_util.py",
-     SRC / "probe" / "keras_util.py"]
+     SRC / "probe" / "child" / "frameworks" / "hf_trainer.py", SRC / "probe" / "child" / "frameworks" / "keras_fit.py",
+     SRC / "probe" / "child" / "torch_util.py",
+     SRC / "probe" / "child" / "keras_util.py"]
 )
 
 
@@ -71,7 +72,7 @@ def test_no_stage_probe_reaches_into_another_stage_or_the_keras_plugin():
                 if m and m.group(1) != own:
                     private = [a.name for a in node.names if a.name.startswith("_")]
                     assert not private, f"{own}/{path.name} imports {private} from {node.module}"
-                assert node.module != "trainlint.probe.child_keras", f"{own}/{path.name}: import cycle"
+                assert node.module != "trainlint.probe.child.frameworks.keras_fit", f"{own}/{path.name}: import cycle"
 
 
 class _Harness:

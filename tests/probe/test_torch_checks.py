@@ -16,7 +16,7 @@ need_modules("torch", "transformers", "datasets")
 
 
 class RecordingHarness:
-    """The harness API the stage checks use (trainlint.probe.harness), recording instead of emitting."""
+    """The harness API the stage checks use (trainlint.probe.child.harness), recording instead of emitting."""
 
     raise_check_errors = True  # a bug in a check must fail the test, not become an "incomplete"
 
@@ -115,7 +115,7 @@ def trainer(tmp_path, model=None, train=None, eval_ds=None, **kw):
 
 
 def run(tr, static_codes=(), overfit=0, tiny_model=False) -> RecordingHarness:
-    from trainlint.probe.hooks_torch import probe_trainer
+    from trainlint.probe.child.frameworks.hf_trainer import probe_trainer
 
     h = RecordingHarness(static_codes, overfit, tiny_model)
     probe_trainer(h, tr, "train", 10)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from trainlint.probe.checks import probe_check
-from trainlint.probe.torch_util import LABEL_COLUMNS, classes_of, format_counts, forward_arguments, unwrap_model
-from trainlint.probe.torch_util import num as _num
+from trainlint.probe.child.checks import probe_check
+from trainlint.probe.child.torch_util import LABEL_COLUMNS, classes_of, format_counts, forward_arguments, unwrap_model
+from trainlint.probe.child.torch_util import num as _num
 
 
 # ---------------------------------------------------------------- load_dataset: cut + whole label column

@@ -14,8 +14,8 @@ import time
 import types
 from typing import Any
 
-from trainlint.probe import keras_util as ku
-from trainlint.probe.checks import incomplete, probe_check
+from trainlint.probe.child import keras_util as ku
+from trainlint.probe.child.checks import incomplete, probe_check
 
 SCAN_MAX_BATCHES = 200
 SCAN_MAX_ROWS = 50_000

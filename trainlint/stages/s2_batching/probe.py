@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainlint.probe.checks import probe_check
-from trainlint.probe.torch_util import first_batch as _first_batch
-from trainlint.probe.torch_util import collation_failure, collator_name, forward_arguments, unwrap_model
+from trainlint.probe.child.checks import probe_check
+from trainlint.probe.child.torch_util import first_batch as _first_batch
+from trainlint.probe.child.torch_util import collation_failure, collator_name, forward_arguments, unwrap_model
 
 
 def first_batch(h: Any, trainer: Any, loader: Any, main_input: str, where: str) -> tuple[Any, str | None, list]:

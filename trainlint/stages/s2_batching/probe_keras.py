@@ -12,8 +12,8 @@ from __future__ import annotations
 import types
 from typing import Any
 
-from trainlint.probe import keras_util as ku
-from trainlint.probe.checks import incomplete, probe_check
+from trainlint.probe.child import keras_util as ku
+from trainlint.probe.child.checks import incomplete, probe_check
 
 
 def _label_keys(st: Any, features: Any) -> list[str]:

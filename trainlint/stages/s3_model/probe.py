@@ -13,8 +13,8 @@ import functools
 import re
 from typing import Any
 
-from trainlint.probe.checks import probe_check
-from trainlint.probe.torch_util import classes_of, error_text, no_loss_message, unwrap_model
+from trainlint.probe.child.checks import probe_check
+from trainlint.probe.child.torch_util import classes_of, error_text, no_loss_message, unwrap_model
 
 
 @probe_check("TL207", "TL106", "TL301", "TL707", framework="torch", path="trainer", phase="model")

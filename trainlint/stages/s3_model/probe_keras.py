@@ -11,8 +11,8 @@ import inspect
 import types
 from typing import Any
 
-from trainlint.probe import keras_util as ku
-from trainlint.probe.checks import incomplete, probe_check
+from trainlint.probe.child import keras_util as ku
+from trainlint.probe.child.checks import incomplete, probe_check
 
 
 @probe_check("TL207", "TL305", "TL106", "TL301", "TL707", framework="keras", path="fit", phase="model")

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from trainlint.probe.checks import probe_check
-from trainlint.probe.torch_util import format_counts, unwrap_model
+from trainlint.probe.child.checks import probe_check
+from trainlint.probe.child.torch_util import format_counts, unwrap_model
 
 
 @probe_check("TL405", "TL304", framework="torch", path="trainer", order=150, phase="labels")

@@ -12,8 +12,8 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from trainlint.probe.checks import probe_check
-from trainlint.probe.torch_util import error_text, is_pretrained, moved, optimizer_params, snapshot, use_base_rate
+from trainlint.probe.child.checks import probe_check
+from trainlint.probe.child.torch_util import error_text, is_pretrained, moved, optimizer_params, snapshot, use_base_rate
 
 
 def default_lr(optimizer: Any) -> float | None:
@@ -40,7 +40,7 @@ def _fine_tuning_at_high_rate(optimizer: Any, model: Any, lr: float) -> str | No
     name = type(optimizer).__name__
     if not any(name == a or name.startswith(a) for a in _ADAPTIVE) and "adam" not in name.lower():
         return None
-    from trainlint.probe.torch_util import unwrap_model
+    from trainlint.probe.child.torch_util import unwrap_model
 
     inner = unwrap_model(model)
     config = getattr(inner, "config", None)

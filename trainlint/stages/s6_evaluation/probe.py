@@ -14,8 +14,8 @@ import contextlib
 import sys
 from typing import Any, Iterator
 
-from trainlint.probe.checks import probe_check
-from trainlint.probe.torch_util import collation_failure, collator_name, error_text, first_batch, unwrap_model
+from trainlint.probe.child.checks import probe_check
+from trainlint.probe.child.torch_util import collation_failure, collator_name, error_text, first_batch, unwrap_model
 
 
 def _numpify(x: Any) -> Any:

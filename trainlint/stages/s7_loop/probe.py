@@ -30,8 +30,8 @@ import re
 import traceback
 from typing import Any
 
-from trainlint.probe.checks import emits, incomplete, overfit_requested, probe_check
-from trainlint.probe.torch_util import (
+from trainlint.probe.child.checks import emits, incomplete, overfit_requested, probe_check
+from trainlint.probe.child.torch_util import (
     base_lrs,
     collation_failure_text,
     collator_name,
@@ -401,7 +401,7 @@ def _batch_keys(exc: BaseException) -> list[str] | None:
     """The keys of the batch the user's loop was working on (a dict-like local of the user's frame)."""
     import sys
 
-    h = sys.modules.get("trainlint.probe.harness")
+    h = sys.modules.get("trainlint.probe.child.harness")
     frame = None
     for f, _ in traceback.walk_tb(exc.__traceback__):
         if h is not None and h._is_user_file(f.f_code.co_filename):
@@ -427,7 +427,7 @@ def _frozen_models(exc: BaseException) -> list[str]:
     parameters and none requires grad."""
     import sys
 
-    h = sys.modules.get("trainlint.probe.harness")
+    h = sys.modules.get("trainlint.probe.child.harness")
     torch = sys.modules.get("torch")
     frame = None
     for f, _ in traceback.walk_tb(exc.__traceback__):
@@ -573,7 +573,7 @@ def report_overfit(h: Any, losses: list[float], optimizer: Any, what: str, line:
     """Classify the loss curve of N steps on one batch (the seeds' four failure shapes) and report
     TL706 unless it went down to near zero; the plot goes to --verbose details. On a random
     ``--tiny-model`` a curve that does not fall is not evidence against the script: a note."""
-    from trainlint.probe import curve
+    from trainlint.probe.child import curve
 
     verdict, text = curve.report(losses)
     if not rate:

@@ -3,7 +3,7 @@
 ``overfit`` (``--overfit N``, TL706): the equivalent of ``model.fit(batch, epochs=N)`` — N real train
 steps (``train_on_batch``: the model's ``train_step`` and compiled optimizer) on a copy of the one
 batch, the first being the step of TL506. The curve is plotted in the terminal and classified by the
-framework-neutral :mod:`trainlint.probe.curve` shared with the PyTorch probe.
+framework-neutral :mod:`trainlint.probe.child.curve` shared with the PyTorch probe.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import functools
 import types
 from typing import Any
 
-from trainlint.probe import curve
-from trainlint.probe import keras_util as ku
-from trainlint.probe.checks import emits, incomplete, overfit_requested, probe_check
+from trainlint.probe.child import curve
+from trainlint.probe.child import keras_util as ku
+from trainlint.probe.child.checks import emits, incomplete, overfit_requested, probe_check
 
 EAGER_MAX_STEPS = 30
 

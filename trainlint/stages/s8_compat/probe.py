@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 import traceback
 
-from trainlint.probe import harness as h
-from trainlint.probe.checks import emits
+from trainlint.probe.child import harness as h
+from trainlint.probe.child.checks import emits
 
 emits("TL804", "TL805", "TL801", "TL802", "TL106", "TL301", "TL707", framework="any", where="classify_exception")
 

@@ -25,8 +25,8 @@ import sys
 import types
 from typing import Any
 
-from trainlint.probe import keras_util as ku
-from trainlint.probe.checks import emits
+from trainlint.probe.child import keras_util as ku
+from trainlint.probe.child.checks import emits
 
 emits("TL807", "TL808", framework="keras", where="model.fit reached / Keras 3 object given to tf-keras")
 
@@ -245,7 +245,7 @@ _FIT_PARAMS = ("x", "y", "batch_size", "epochs", "verbose", "callbacks", "valida
 def probe_fit(h: types.ModuleType, model: Any, args: tuple, kwargs: dict, line: int | None) -> None:
     """Run the registered Keras checks of every stage (``@probe_check(..., framework="keras",
     path="fit")`` in ``stages/s*/probe_keras.py``) in pipeline order on one real batch."""
-    from trainlint.probe import checks
+    from trainlint.probe.child import checks
 
     fit_args = dict(zip(_FIT_PARAMS, args))
     fit_args.update(kwargs)

@@ -1,38 +1,20 @@
-"""Parent side of the probe: start the sandboxed child (see PROTOCOL.md and sandbox.py), enforce the
-timeout, read its events and attach a probe outcome to every static finding.
-
-Framework-neutral: the framework hooks are child-side plugins (``hooks_*.py`` of this package).
+"""The probe's report (parent side): from what the parent saw of the child (its events, exit status and
+clock: ``channel.Collected``) to a :class:`~trainlint.probe.ProbeReport`: how the run ended, the
+probe status of every static finding, the findings only the run could see, the notes.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from trainlint.findings import Finding, Position, ProbeOutcome, ProbeStatus, Severity
 from trainlint.probe import ProbeOptions, ProbeReport
-from trainlint.probe.sandbox import (
-    SETUP_FAILED,
-    Child,
-    Collected,
-    Layout,
-    Sandbox,
-    command,
-    detect_sandbox,
-    make_tmp,
-    project_dir,
-    readable_paths,
-    signals_kill_children,
-)
-
-__all__ = ["Sandbox", "detect_sandbox", "project_dir", "run"]
-
-PACKAGE_DIR = Path(__file__).resolve().parent.parent  # .../trainlint
+from trainlint.probe.child.sandbox_init import SETUP_FAILED
+from trainlint.probe.parent.channel import Collected
 
 _OUTCOME_TEXT = {
     "timeout": "the probe timed out",
@@ -46,9 +28,6 @@ _PARENT_WORDS = ("isolated", "not isolated", "sandbox", "probe wall time", "prob
                  "the probe could not", "all checks", "trainlint")
 
 
-# ---------------------------------------------------------------- rules
-
-
 def rule_info(code: str) -> tuple[str, Severity]:
     from trainlint.rule import get_rule
 
@@ -56,49 +35,6 @@ def rule_info(code: str) -> tuple[str, Severity]:
     if rule is not None:
         return rule.name, rule.severity
     return "probe", Severity.ERROR
-
-
-# ---------------------------------------------------------------- run
-
-
-def _plugins() -> list[str]:
-    here = Path(__file__).resolve().parent
-    return [f"trainlint.probe.{p.stem}" for p in sorted(here.glob("hooks_*.py"))]
-
-
-def _child_env(work: Path, shim: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    for key in ("PYTHONHOME", "PYTHONSTARTUP", "PYTHONINSPECT"):
-        env.pop(key, None)
-    for key in [k for k in env if k.startswith("TRAINLINT_")]:
-        env.pop(key)  # nothing of trainlint's own settings, and no path to its channel
-    tmpdir = work / "tmp"
-    env.update(
-        {
-            "CUDA_VISIBLE_DEVICES": "",
-            "HF_HUB_OFFLINE": "1",
-            "HF_DATASETS_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-            "HF_HUB_DISABLE_TELEMETRY": "1",
-            "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-            "HF_DATASETS_CACHE": str(work / "hf-datasets"),
-            "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
-            "WANDB_DISABLED": "true",
-            "WANDB_MODE": "disabled",
-            "DISABLE_MLFLOW_INTEGRATION": "TRUE",
-            "COMET_MODE": "DISABLED",
-            "TOKENIZERS_PARALLELISM": "false",
-            "TMPDIR": str(tmpdir),
-            "TEMP": str(tmpdir),
-            "TMP": str(tmpdir),
-            "MPLCONFIGDIR": str(work / "matplotlib"),
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONUNBUFFERED": "1",
-        }
-    )
-    old = env.get("PYTHONPATH")
-    env["PYTHONPATH"] = str(shim) + (os.pathsep + old if old else "")
-    return env
 
 
 def _clean(text: Any, limit: int = 2000) -> str:
@@ -111,72 +47,6 @@ def _clean(text: Any, limit: int = 2000) -> str:
     if line.lower().lstrip("[(*- ").startswith(_PARENT_WORDS):
         line = "(from the script's process) " + line
     return line
-
-
-def run(script: Path, static_findings: list[Finding], options: ProbeOptions) -> ProbeReport:
-    script = Path(script)
-    started = time.monotonic()
-    tmp = make_tmp()
-    keep = bool(os.environ.get("TRAINLINT_PROBE_KEEP"))
-
-    def cleanup() -> None:
-        if not keep:
-            shutil.rmtree(tmp, ignore_errors=True)
-
-    try:
-        with signals_kill_children(cleanup):
-            return _run(script, static_findings, options, tmp, started)
-    finally:
-        cleanup()
-
-
-def _run(script: Path, static_findings: list[Finding], options: ProbeOptions, tmp: Path, started: float) -> ProbeReport:
-    shim = tmp / "shim"
-    shim.mkdir()
-    (shim / "trainlint").symlink_to(PACKAGE_DIR, target_is_directory=True)
-    work = tmp / "work"
-    (work / "tmp").mkdir(parents=True)
-    abs_script = script.resolve()
-    sandbox = detect_sandbox()
-    config = {
-        "script": str(abs_script),
-        "argv": [str(script), *options.script_args],
-        "launcher": options.launcher,
-        "cwd": os.getcwd(),
-        "rows": options.rows,
-        "tiny_model": options.tiny_model,
-        "overfit": options.overfit,
-        "verbose": options.verbose,
-        "workdir": str(work),
-        "timeout": options.timeout,
-        # time.monotonic() when the parent kills the run (one clock for every process of the machine)
-        "deadline": started + options.timeout,
-        "plugins": _plugins(),
-        "static_codes": sorted({f.code for f in static_findings}),
-        "memory_mb": options.memory_mb,
-        # RLIMIT_NPROC counts per user namespace inside a sandbox; outside, it would count every
-        # process of the user, so it is only set in one.
-        "max_processes": options.max_processes if sandbox.kind else 0,
-    }
-    python = options.python or sys.executable
-    python = shutil.which(python) or python
-    readonly = project_dir(abs_script)
-    layout = Layout(tmp, work, Path.cwd(), [], project=readonly, work_size=f"{max(int(options.disk_mb), 16)}m")
-    layout.readable = readable_paths(abs_script, python, options.script_args,
-                                     [readonly, abs_script.parent, Path.cwd(), PACKAGE_DIR])
-    argv = [python, "-m", "trainlint.probe.child", "{fds}"]
-    _, isolation = command(sandbox, argv, layout, (0, 0, 0))
-    isolated = bool(sandbox.kind)
-    env = _child_env(work, shim)
-    try:
-        child = Child(lambda fds: command(sandbox, argv, layout, fds)[0], env, config, sandbox.kind or "none")
-    except OSError as exc:
-        report = _report(script, static_findings, [], "crashed", isolated)
-        report.notes[:0] = [isolation, f"the probe could not start {python}: {exc}"]
-        return report
-    remaining = max(options.timeout - (time.monotonic() - started), 1.0)
-    got = child.collect(remaining)
-    return _finish(script, abs_script, static_findings, options, got, isolation, isolated, started)
 
 
 def _outcome(got: Collected) -> tuple[str, dict[str, Any] | None]:
@@ -195,17 +65,17 @@ def _outcome(got: Collected) -> tuple[str, dict[str, Any] | None]:
     return outcome, end
 
 
-def _finish(script: Path, abs_script: Path, static_findings: list[Finding], options: ProbeOptions, got: Collected,
+def finish(script: Path, abs_script: Path, static_findings: list[Finding], options: ProbeOptions, got: Collected,
             isolation: str, isolated: bool, started: float) -> ProbeReport:
     outcome, end = _outcome(got)
     if got.sandbox is None and got.returncode == SETUP_FAILED and not got.events and isolated is not None:
-        report = _report(script, static_findings, [], "crashed", isolated)
+        report = build_report(script, static_findings, [], "crashed", isolated)
         tail = got.stderr.tail(5, prefix="  ")
         report.notes[:0] = [isolation, "the sandbox could not be set up, the script did not run" +
                             (":\n" + tail if tail else "")]
         report.notes.append(f"probe wall time {time.monotonic() - started:.1f}s")
         return report
-    report = _report(script, static_findings, got.events, outcome, isolated)
+    report = build_report(script, static_findings, got.events, outcome, isolated)
     notes = [_isolation_note(isolation, got.sandbox)]
     versions: dict[str, str] = {}
     for e in got.events:
@@ -281,7 +151,7 @@ def _hung_at(text: str, script: Path) -> tuple[int, str] | None:
     """The line of the user's script in the main thread's stack dumped by faulthandler (the thread that
     runs the child's ``main``; else any thread in the script)."""
     blocks = [b for b in text.split("\n\n") if "most recent call first" in b]
-    mains = [b for b in blocks if "in main" in b and "child.py" in b]
+    mains = [b for b in blocks if "in main" in b and os.path.join("child", "main.py") in b]
     main = next((b for b in mains + blocks if f'"{script}"' in b), "")
     for line in main.splitlines():
         line = line.strip()
@@ -299,7 +169,6 @@ def _hung_at(text: str, script: Path) -> tuple[int, str] | None:
     return None
 
 
-# ---------------------------------------------------------------- findings
 
 
 def _position(script: Path, line: int | None) -> tuple[Position, Position]:
@@ -317,7 +186,7 @@ def _position(script: Path, line: int | None) -> tuple[Position, Position]:
     return Position(row, start_col), Position(row, max(len(text) + 1, start_col))
 
 
-def _report(script: Path, static_findings: list[Finding], events: list[dict[str, Any]], outcome: str,
+def build_report(script: Path, static_findings: list[Finding], events: list[dict[str, Any]], outcome: str,
             isolated: bool) -> ProbeReport:
     probe_findings = [e for e in events if e.get("type") == "finding"]
     checked: set[str] = set()

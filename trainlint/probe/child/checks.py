@@ -3,7 +3,7 @@
 A probe check lives beside the static rules of its stage, in ``stages/s<N>_<stage>/probe.py`` (PyTorch)
 or ``probe_keras.py`` (Keras), and declares what it confirms with a decorator::
 
-    from trainlint.probe.checks import probe_check
+    from trainlint.probe.child.checks import probe_check
 
     @probe_check("TL201", "TL202", framework="torch", path="trainer", phase="batching")
     def check_train_batch(h, st):
@@ -33,7 +33,7 @@ FRAMEWORKS = ("torch", "keras")
 #: The module of each framework's checks inside a stage package.
 MODULE_OF = {"torch": "probe", "keras": "probe_keras"}
 #: The plugin of each framework (its hooks report a few codes themselves, declared with `emits`).
-PLUGIN_OF = {"torch": "trainlint.probe.hooks_torch", "keras": "trainlint.probe.child_keras"}
+PLUGIN_OF = {"torch": "trainlint.probe.child.frameworks.hf_trainer", "keras": "trainlint.probe.child.frameworks.keras_fit"}
 
 _STAGE_RE = re.compile(r"\.s(\d)_[a-z0-9_]+\.")
 

@@ -12,7 +12,7 @@ Post-import hooks only: nothing here imports torch/transformers/datasets before 
   steps, then stop the script.
 - ``datasets``: ``load_dataset`` results are cut to ``rows`` rows (after recording the whole label
   column), before the script's own ``.map()``; a dataset the (offline) cache lacks is served the copy
-  ``trainlint probe --prefetch`` saved, if there is one (:mod:`trainlint.probe.prefetch`).
+  ``trainlint probe --prefetch`` saved, if there is one (:mod:`trainlint.probe.child.prefetched`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import os
 import types
 from typing import Any
 
-from trainlint.probe.checks import emits
+from trainlint.probe.child.checks import emits
 
 emits("TL804", "TL805", "TL801", "TL802", framework="torch", where="Trainer built (API breaks did not happen)")
 
@@ -51,7 +51,7 @@ def _on_torch(h: types.ModuleType, torch: types.ModuleType) -> None:
 
 
 def _prefetched(args: tuple, kwargs: dict) -> Any:
-    from trainlint.probe.prefetch import load_prefetched
+    from trainlint.probe.child.prefetched import load_prefetched
 
     return load_prefetched(args, kwargs)
 
@@ -178,7 +178,7 @@ class PipelineState:
 def probe_trainer(h: types.ModuleType, trainer: Any, method: str, line: int | None) -> None:
     """Run the registered Trainer checks of every stage (``@probe_check(..., framework="torch",
     path="trainer")`` in ``stages/s*/probe.py``) in pipeline order on the Trainer."""
-    from trainlint.probe import checks
+    from trainlint.probe.child import checks
 
     # The Trainer and its TrainingArguments were built: the API breaks did not happen.
     h.checked("TL804", "TL805", "TL801", "TL802")

@@ -1,7 +1,7 @@
 """Child-side plugin: scripts written for GPUs and clusters, probed on one CPU (docs/gpu-probes.md).
 
 Post-import hooks only (standard library + the frameworks; nothing is imported before the script
-imports it). The TensorFlow half lives in :mod:`trainlint.probe.hooks_tf_devices`.
+imports it). The TensorFlow half lives in :mod:`trainlint.probe.child.frameworks.tf_devices`.
 
 CUDA on a CPU (torch):
 

@@ -1,4 +1,4 @@
-"""Child-side entry point of the probe: ``python -m trainlint.probe.child`` (see PROTOCOL.md).
+"""The probe's child process, ``python -m trainlint.probe.child`` (see ../PROTOCOL.md).
 
 Reads the config, installs the framework plugins' post-import hooks, runs the user's script as
 ``__main__`` and turns the way it ends into an ``end`` event. Standard library only.
@@ -17,7 +17,7 @@ import sys
 import time
 import traceback
 
-from trainlint.probe import harness as h
+from trainlint.probe.child import harness as h
 
 
 def _install_plugins(names: list[str]) -> None:
@@ -162,7 +162,7 @@ def _resource_limit(exc: BaseException, config: dict) -> str | None:
 _OUTPUT_OPTION = re.compile(r"^--?(output|out|save|logging|log)[_-]?(dir|directory|path|folder)$", re.IGNORECASE)
 
 
-def _redirect_output_args(argv: list[str], workdir: str) -> tuple[list[str], list[str]]:
+def redirect_output_args(argv: list[str], workdir: str) -> tuple[list[str], list[str]]:
     """Point the script's output options into the work directory, the only writable place of the
     sandbox (a script's own ``os.makedirs(args.output_dir)`` would fail there). Returns the new
     argv and a description of each change."""
@@ -236,7 +236,7 @@ def main() -> int:
     _install_plugins(list(config.get("plugins", ())))
 
     sys.argv = list(config.get("argv") or [config["script"]])
-    sys.argv, redirected = _redirect_output_args(sys.argv, os.path.realpath(h.workdir))
+    sys.argv, redirected = redirect_output_args(sys.argv, os.path.realpath(h.workdir))
     if redirected:
         h.note(f"output options redirected into the probe's temporary directory: {', '.join(redirected)}")
     script_dir = os.path.dirname(h.script_path)
@@ -307,7 +307,6 @@ def main() -> int:
     return code
 
 
-if __name__ == "__main__":
-    rc = main()
-    # Skip interpreter teardown (framework atexit handlers, thread joins): the parent has the events.
-    h._real_exit(rc)
+def exit_now(code: int) -> None:
+    """Exit at once, through the ``os._exit`` taken before the script ran (a script may replace it)."""
+    h._real_exit(code)

@@ -1,5 +1,5 @@
 """Child-side plugin: TensorFlow scripts written for GPUs and TPUs, probed on one CPU
-(docs/gpu-probes.md; the PyTorch half is :mod:`trainlint.probe.hooks_devices`).
+(docs/gpu-probes.md; the PyTorch half is :mod:`trainlint.probe.child.frameworks.cuda_on_cpu`).
 
 Post-import hooks only: nothing is imported before the script imports tensorflow.
 
