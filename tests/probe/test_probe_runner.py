@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from trainlint.findings import Finding, Position, ProbeStatus, Severity
-from trainlint.probe import ProbeOptions, run_probe
+from trainlint.probe import ProbeOptions, protocol, run_probe
 from trainlint.probe.parent.report import build_report
 
 SRC = Path(__file__).resolve().parents[2]
@@ -52,7 +52,7 @@ def test_events_become_probe_outcomes(tmp_path):
         {"type": "note", "text": "hello"},
         {"type": "end", "outcome": "reached-training", "text": "stopped at train()"},
     ]
-    report = build_report(script, statics, events, "reached-training", isolated=False)
+    report = build_report(script, statics, [protocol.decode(e) for e in events], "reached-training", isolated=False)
     status = [(f.code, f.start.row, f.probe.status, f.probe.evidence) for f in report.findings]
     assert status[0] == ("TL301", 1, ProbeStatus.CONFIRMED, "2×400")  # confirmed through TL106
     assert status[1][2] is ProbeStatus.NOT_REPRODUCED
@@ -112,7 +112,7 @@ def test_incomplete_check_is_a_note_and_never_all_clear(tmp_path):
         {"type": "incomplete", "check": "weights move", "reason": "no optimizer step observed", "codes": ["TL506"]},
         {"type": "end", "outcome": "reached-training", "text": "stopped at train()"},
     ]
-    report = build_report(script, [], events, "reached-training", isolated=True)
+    report = build_report(script, [], [protocol.decode(e) for e in events], "reached-training", isolated=True)
     assert report.incomplete == ["weights move: no optimizer step observed"]
     assert not report.complete
     assert "probe check could not complete: weights move: no optimizer step observed" in report.notes

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import importlib.abc
 import importlib.util
-import json
 import os
 import sys
 import threading
@@ -18,7 +17,9 @@ import traceback
 import types
 from typing import Any, Callable, Iterator, Sequence
 
-#: The config.json dict (set by child.main).
+from trainlint.probe import protocol
+
+#: The configuration (protocol.Config as a dict, set by main).
 options: dict[str, Any] = {}
 #: The temporary directory for everything the script would write.
 workdir: str = ""
@@ -72,11 +73,8 @@ def open_events(target: "str | int", key: str = "") -> None:
         _events_file = open(target, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
 
 
-def emit(type_: str, **data: Any) -> None:
-    data = {"type": type_, **data}
-    if _key:
-        data["k"] = _key
-    line = json.dumps(data, default=str)
+def emit(event: protocol.Event) -> None:
+    line = protocol.encode(event, _key)
     with _lock:
         if _events_file is None:
             sys.__stderr__.write("[trainlint-probe] " + line + "\n")
@@ -98,41 +96,33 @@ def finding(
 ) -> None:
     emitted.add(code)
     emitted.update(confirms)
-    emit(
-        "finding",
-        code=code,
-        message=message,
-        evidence=evidence or message,
-        line=line,
-        confirms=list(confirms),
-        severity=severity,
-    )
+    emit(protocol.Finding(code, message, evidence or message, line, tuple(confirms), severity))
 
 
 def checked(*codes: str) -> None:
-    emit("checked", codes=list(codes))
+    emit(protocol.Checked(codes))
 
 
 def incomplete(check: str, reason: str, codes: Sequence[str] = ()) -> None:
     """This check could not complete (``reason``): the run is never reported as all clear, and static
     findings of ``codes`` are not counted as reproduced or not by it."""
-    emit("incomplete", check=check, reason=reason, codes=list(codes))
+    emit(protocol.Incomplete(check, reason, tuple(codes)))
 
 
 def note(text: str) -> None:
-    emit("note", text=text)
+    emit(protocol.Note(text))
 
 
 def detail(text: str) -> None:
-    emit("detail", text=text)
+    emit(protocol.Detail(text))
 
 
 def phase(name: str) -> None:
-    emit("phase", name=name)
+    emit(protocol.Phase(name))
 
 
 def versions(**v: str) -> None:
-    emit("versions", versions=v)
+    emit(protocol.Versions(v))
 
 
 def end(outcome: str, text: str = "", line: int | None = None) -> None:
@@ -140,7 +130,7 @@ def end(outcome: str, text: str = "", line: int | None = None) -> None:
     if _ended:
         return
     _ended = True
-    emit("end", outcome=outcome, text=text, line=line, elapsed=round(time.monotonic() - started, 3))
+    emit(protocol.End(outcome, text, line, round(time.monotonic() - started, 3)))
 
 
 def ended() -> bool:

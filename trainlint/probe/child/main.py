@@ -6,9 +6,9 @@ Reads the config, installs the framework plugins' post-import hooks, runs the us
 
 from __future__ import annotations
 
+import dataclasses
 import faulthandler
 import importlib
-import json
 import os
 import platform
 import re
@@ -18,6 +18,7 @@ import time
 import traceback
 
 from trainlint.probe.child import harness as h
+from trainlint.probe.protocol import PROTOCOL_VERSION, Config, Hello
 
 
 def _install_plugins(names: list[str]) -> None:
@@ -202,17 +203,19 @@ def main() -> int:
     if len(sys.argv) > 1:
         # The parent's pipes: config (read once), events, stacks; none of them is named in the environment.
         cfg_fd, events_fd, stacks_fd = (int(x) for x in sys.argv[1].split(","))
-        config = json.loads(_read_all(cfg_fd))
+        parsed = Config.from_json(_read_all(cfg_fd))
     else:  # by hand, for debugging: the config file and an events file named in the environment
         with open(os.environ["TRAINLINT_PROBE_CONFIG"], encoding="utf-8") as f:
-            config = json.load(f)
+            parsed = Config.from_json(f.read())
         events_fd, stacks_fd = -1, -1
+    key, parsed.key = parsed.key, ""
+    config = dataclasses.asdict(parsed)
     h.started = time.monotonic()
     h.options = config
     h.workdir = config["workdir"]
     h.script_path = os.path.realpath(config["script"])
-    h.open_events(events_fd if events_fd >= 0 else os.environ["TRAINLINT_PROBE_EVENTS"], config.pop("key", ""))
-    h.emit("hello", python=sys.version.split()[0], implementation=platform.python_implementation())
+    h.open_events(events_fd if events_fd >= 0 else os.environ["TRAINLINT_PROBE_EVENTS"], key)
+    h.emit(Hello(sys.version.split()[0], platform.python_implementation(), PROTOCOL_VERSION))
     # Shortly before the parent's kill, dump every thread's stack: where the script hung.
     timeout = float(config.get("timeout") or 0)
     if stacks_fd >= 0:

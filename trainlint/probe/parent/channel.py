@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from trainlint.probe import protocol
 from trainlint.probe.child.sandbox_init import PR_SET_PDEATHSIG, prctl
 
 #: The script's stdout and stderr are each kept in a ring buffer of this many bytes (the last ones).
@@ -65,16 +66,18 @@ class Ring:
 
 @dataclasses.dataclass
 class Collected:
-    events: list[dict[str, Any]]
+    events: list[protocol.Event]
     stdout: Ring
     stderr: Ring
     stacks: str
     returncode: int | None
     timed_out: bool = False
     lingered: bool = False  # it reported its end but did not exit: killed
-    sandbox: dict[str, Any] | None = None  # the init's report (first line of the channel only)
+    sandbox: protocol.Sandbox | None = None  # the init's report (first line of the channel only)
     forged: int = 0  # lines on the channel without the run's key
     dropped: int = 0  # event lines too long, or beyond EVENTS_LIMIT
+    #: the protocol version of a child that does not speak this trainlint's (its run was stopped)
+    foreign_protocol: int | None = None
 
 
 _LIVE: set[Child] = set()
@@ -84,16 +87,16 @@ class Child:
     """The sandboxed child: started at once, read with :meth:`collect`, killed by :meth:`kill`."""
 
     def __init__(self, build: Callable[[tuple[int, int, int]], list[str]], env: dict[str, str],
-                 config: dict[str, Any], kind: str) -> None:
+                 config: protocol.Config, kind: str) -> None:
         self.key = secrets.token_hex(16)
         self.kind = kind
-        config = {**config, "key": self.key}
+        config = dataclasses.replace(config, key=self.key)
         cfg_r, cfg_w = os.pipe()
         ev_r, ev_w = os.pipe()
         st_r, st_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        payload = json.dumps(config).encode()
+        payload = config.to_json().encode()
         with contextlib.suppress(OSError):
             fcntl.fcntl(cfg_w, 1031, max(len(payload) + 1, 65536))  # F_SETPIPE_SZ
         os.write(cfg_w, payload)
@@ -135,7 +138,7 @@ class Child:
         started = time.monotonic()
         deadline = started + timeout
         rings = {"stdout": Ring(), "stderr": Ring(), "stacks": Ring(256 * 1024)}
-        events: list[dict[str, Any]] = []
+        events: list[protocol.Event] = []
         got = Collected(events, rings["stdout"], rings["stderr"], "", None)
         partial = bytearray()
         skipping = False
@@ -169,23 +172,30 @@ class Child:
                     got.dropped += 1
                     continue
                 try:
-                    event = json.loads(line)
+                    data = json.loads(line)
                 except ValueError:
                     got.forged += 1
                     continue
-                if not isinstance(event, dict):
+                if not isinstance(data, dict):
                     got.forged += 1
                     continue
-                if first and event.get("type") == "sandbox" and "k" not in event:
-                    got.sandbox = event
+                if first and data.get("type") == "sandbox" and "k" not in data:
+                    sandbox = protocol.decode(data)
+                    got.sandbox = sandbox if isinstance(sandbox, protocol.Sandbox) else None
                     first = False
                     continue
                 first = False
-                if event.pop("k", None) != self.key:
+                if data.pop("k", None) != self.key:
                     got.forged += 1
                     continue
+                event = protocol.decode(data)
+                if event is None or isinstance(event, protocol.Sandbox):
+                    continue
+                if isinstance(event, protocol.Hello) and event.protocol != protocol.PROTOCOL_VERSION:
+                    got.foreign_protocol = event.protocol  # nothing it says can be read: stop it now
+                    end_at = time.monotonic() - END_GRACE
                 events.append(event)
-                if event.get("type") == "end" and end_at is None:
+                if isinstance(event, protocol.End) and end_at is None:
                     end_at = time.monotonic()
 
         killed = False

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from trainlint.findings import Finding, Position, ProbeOutcome, ProbeStatus, Severity
-from trainlint.probe import ProbeOptions, ProbeReport
+from trainlint.probe import ProbeOptions, ProbeReport, protocol
 from trainlint.probe.child.sandbox_init import SETUP_FAILED
 from trainlint.probe.parent.channel import Collected
 
@@ -21,6 +21,7 @@ _OUTCOME_TEXT = {
     "crashed": "the probe's child process died",
     "did-not-stop": "the script kept running after the probe stopped it",
     "asset-missing": "a model or dataset the script loads is not in the local cache",
+    "protocol-mismatch": "the probe's child speaks another version of the probe protocol",
 }
 #: Notes the parent writes itself: a line from the child that starts like one of them is marked as
 #: the child's, so a script cannot print a fake isolation line or verdict.
@@ -49,17 +50,19 @@ def _clean(text: Any, limit: int = 2000) -> str:
     return line
 
 
-def _outcome(got: Collected) -> tuple[str, dict[str, Any] | None]:
+def _outcome(got: Collected) -> tuple[str, protocol.End | None]:
     """How the run ended, from what the parent saw: the first `end` event, the exit status, the clock.
     An `end` is only believed when the process then exited on its own with status 0."""
-    end = next((e for e in got.events if e.get("type") == "end"), None)
+    end = next((e for e in got.events if isinstance(e, protocol.End)), None)
+    if got.foreign_protocol is not None:
+        return "protocol-mismatch", None
     if got.timed_out:
         return "timeout", end
     if got.lingered:
         return "did-not-stop", end
     if end is None:
         return "crashed", None
-    outcome = str(end.get("outcome") or "crashed")
+    outcome = end.outcome or "crashed"
     if got.returncode != 0:
         return "crashed", end
     return outcome, end
@@ -75,17 +78,26 @@ def finish(script: Path, abs_script: Path, static_findings: list[Finding], optio
                             (":\n" + tail if tail else "")]
         report.notes.append(f"probe wall time {time.monotonic() - started:.1f}s")
         return report
+    if outcome == "protocol-mismatch":
+        report = build_report(script, static_findings, [], outcome, isolated)
+        report.notes[:0] = [
+            _isolation_note(isolation, got.sandbox),
+            f"the probe's child speaks version {got.foreign_protocol} of the probe protocol, this trainlint "
+            f"version {protocol.PROTOCOL_VERSION} (is another trainlint installed for {_clean(options.python or 'the interpreter', 200)}?): "
+            "the run was stopped and nothing it reported is used"]
+        report.notes.append(f"probe wall time {time.monotonic() - started:.1f}s")
+        return report
     report = build_report(script, static_findings, got.events, outcome, isolated)
     notes = [_isolation_note(isolation, got.sandbox)]
     versions: dict[str, str] = {}
     for e in got.events:
-        if e.get("type") == "hello":
-            versions["python"] = _clean(e.get("python", "?"), 40)
-        if e.get("type") == "versions" and isinstance(e.get("versions"), dict):
-            versions.update({_clean(k, 40): _clean(v, 40) for k, v in e["versions"].items()})
+        if isinstance(e, protocol.Hello):
+            versions["python"] = _clean(e.python, 40)
+        if isinstance(e, protocol.Versions):
+            versions.update({_clean(k, 40): _clean(v, 40) for k, v in e.versions.items()})
     if versions:
         notes.append("probe environment: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
-    last_phase = next((e.get("name") for e in reversed(got.events) if e.get("type") == "phase"), None)
+    last_phase = next((e.name for e in reversed(got.events) if isinstance(e, protocol.Phase)), None)
     if outcome == "timeout":
         where = f" during the {_clean(last_phase, 60)} check" if last_phase else " while the script ran (before training)"
         at = _hung_at(got.stacks, abs_script)
@@ -100,8 +112,8 @@ def finish(script: Path, abs_script: Path, static_findings: list[Finding], optio
             if tail and not options.verbose:
                 report.details.append(f"script {name} (last lines):\n{tail}")
     elif outcome == "did-not-stop":
-        notes.append(f"the script kept running after the probe stopped it at training (it reported its end but did "
-                     f"not exit: was os._exit replaced?): killed; nothing of this run is trusted as all clear")
+        notes.append("the script kept running after the probe stopped it at training (it reported its end but did "
+                     "not exit: was os._exit replaced?): killed; nothing of this run is trusted as all clear")
     elif outcome == "crashed":
         status = got.returncode
         why = f"exit status {status}" if status is None or status < 128 else f"killed by signal {status - 128}"
@@ -114,8 +126,8 @@ def finish(script: Path, abs_script: Path, static_findings: list[Finding], optio
         tail = got.stderr.tail()
         if tail:
             report.details.append("script stderr (last lines):\n" + tail)
-    elif end is not None and end.get("text"):
-        notes.append(_clean(end["text"]))
+    elif end is not None and end.text:
+        notes.append(_clean(end.text))
     if got.forged:
         notes.append(f"{got.forged} line{'s' if got.forged != 1 else ''} on the probe's channel did not come from the "
                      "probe (ignored): the script wrote to it")
@@ -135,13 +147,13 @@ def finish(script: Path, abs_script: Path, static_findings: list[Finding], optio
     return report
 
 
-def _isolation_note(isolation: str, sandbox: dict[str, Any] | None) -> str:
+def _isolation_note(isolation: str, sandbox: protocol.Sandbox | None) -> str:
     """The isolation line, with what the sandbox's init reported it could not do."""
     if not isolation.startswith("isolated (unshare)") or sandbox is None:
         return isolation
-    if not sandbox.get("pid_ns", True):
+    if not sandbox.pid_ns:
         isolation = isolation.replace("(unshare)", "(unshare, no PID namespace)")
-    writable = [str(w) for w in sandbox.get("writable") or ()]
+    writable = list(sandbox.writable)
     if writable:
         isolation += "; still writable: " + ", ".join(writable[:10])
     return isolation
@@ -169,8 +181,6 @@ def _hung_at(text: str, script: Path) -> tuple[int, str] | None:
     return None
 
 
-
-
 def _position(script: Path, line: int | None) -> tuple[Position, Position]:
     row = int(line) if line else 1
     text = ""
@@ -186,33 +196,35 @@ def _position(script: Path, line: int | None) -> tuple[Position, Position]:
     return Position(row, start_col), Position(row, max(len(text) + 1, start_col))
 
 
-def build_report(script: Path, static_findings: list[Finding], events: list[dict[str, Any]], outcome: str,
-            isolated: bool) -> ProbeReport:
-    probe_findings = [e for e in events if e.get("type") == "finding"]
+def build_report(script: Path, static_findings: list[Finding], events: list[protocol.Event], outcome: str,
+                 isolated: bool) -> ProbeReport:
+    """Every static finding with its probe status (the events that confirm, clear or leave it open),
+    then the findings only the run could see, the notes, details and incomplete checks."""
+    probe_findings = [e for e in events if isinstance(e, protocol.Finding)]
     checked: set[str] = set()
     for e in events:
-        if e.get("type") == "checked":
-            checked.update(e.get("codes") or ())
+        if isinstance(e, protocol.Checked):
+            checked.update(e.codes)
     incomplete: dict[str, str] = {}
     for e in events:
-        if e.get("type") == "incomplete":
-            for code in e.get("codes") or ():
-                incomplete.setdefault(str(code), _clean(f"{e.get('check') or 'a check'}: {e.get('reason') or ''}"))
-    end = next((e for e in events if e.get("type") == "end"), None)
+        if isinstance(e, protocol.Incomplete):
+            for code in e.codes:
+                incomplete.setdefault(code, _clean(f"{e.check or 'a check'}: {e.reason}"))
+    end = next((e for e in events if isinstance(e, protocol.End)), None)
     if outcome in _OUTCOME_TEXT:
         stop_text = _OUTCOME_TEXT[outcome]
     else:
-        stop_text = _clean((end or {}).get("text") or "the run stopped before this point")
+        stop_text = _clean((end.text if end is not None else "") or "the run stopped before this point")
     used: set[int] = set()
 
-    def matches(f: Finding, e: dict[str, Any]) -> bool:
-        return e.get("code") == f.code or f.code in (e.get("confirms") or ())
+    def matches(f: Finding, e: protocol.Finding) -> bool:
+        return e.code == f.code or f.code in e.confirms
 
     # Pass 1: an observation on the static finding's own line; pass 2: any unused observation of its code.
     chosen: dict[int, int] = {}
     for k, f in enumerate(static_findings):
         for i, e in enumerate(probe_findings):
-            if i not in used and matches(f, e) and e.get("line") == f.start.row:
+            if i not in used and matches(f, e) and e.line == f.start.row:
                 chosen[k] = i
                 used.add(i)
                 break
@@ -228,7 +240,7 @@ def build_report(script: Path, static_findings: list[Finding], events: list[dict
     for k, f in enumerate(static_findings):
         if k in chosen:
             e = probe_findings[chosen[k]]
-            evidence = _clean(e.get("evidence") or e.get("message", ""))
+            evidence = _clean(e.evidence or e.message)
             # What the source could not tell (an info finding), the run has shown: the rule's own
             # severity applies, so a confirmed bug fails the run whatever `fail-on` says.
             severity = min(f.severity, rule_info(f.code)[1], key=lambda s: s.rank)
@@ -249,34 +261,34 @@ def build_report(script: Path, static_findings: list[Finding], events: list[dict
     for i, e in enumerate(probe_findings):
         if i in used:
             continue
-        code = str(e.get("code", "TL707"))
+        code = e.code or "TL707"
         name, severity = rule_info(code)
-        if e.get("severity"):
+        if e.severity:
             try:
-                severity = Severity(e["severity"])
+                severity = Severity(e.severity)
             except ValueError:
                 pass
-        start, end_pos = _position(script, e.get("line"))
+        start, end_pos = _position(script, e.line)
         out.append(
             Finding(
                 code=code,
                 name=name,
-                message=_clean(e.get("message", "")),
+                message=_clean(e.message),
                 severity=severity,
                 filename=filename,
                 start=start,
                 end=end_pos,
-                probe=ProbeOutcome(ProbeStatus.CONFIRMED, _clean(e.get("evidence") or e.get("message", ""))),
+                probe=ProbeOutcome(ProbeStatus.CONFIRMED, _clean(e.evidence or e.message)),
             )
         )
     report = ProbeReport(findings=out, isolated=isolated, outcome=outcome)
-    for e in events:
-        if e.get("type") == "note":
-            report.notes.append(_clean(e.get("text", "")))
-        elif e.get("type") == "detail":
-            report.details.append(_clean_block(e.get("text", "")))
-        elif e.get("type") == "incomplete":
-            line = _clean(f"{e.get('check') or 'a check'}: {e.get('reason') or 'no reason given'}")
+    for ev in events:
+        if isinstance(ev, protocol.Note):
+            report.notes.append(_clean(ev.text))
+        elif isinstance(ev, protocol.Detail):
+            report.details.append(_clean_block(ev.text))
+        elif isinstance(ev, protocol.Incomplete):
+            line = _clean(f"{ev.check or 'a check'}: {ev.reason or 'no reason given'}")
             report.incomplete.append(line)
             report.notes.append(f"probe check could not complete: {line}")
     return report

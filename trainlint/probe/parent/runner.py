@@ -15,6 +15,7 @@ from pathlib import Path
 
 from trainlint.findings import Finding
 from trainlint.probe import ProbeOptions, ProbeReport
+from trainlint.probe.protocol import Config
 from trainlint.probe.child.frameworks import PLUGINS
 from trainlint.probe.parent.channel import Child, make_tmp, signals_kill_children
 from trainlint.probe.parent.report import build_report, finish
@@ -83,26 +84,26 @@ def _run(script: Path, static_findings: list[Finding], options: ProbeOptions, tm
     (work / "tmp").mkdir(parents=True)
     abs_script = script.resolve()
     sandbox = detect_sandbox()
-    config = {
-        "script": str(abs_script),
-        "argv": [str(script), *options.script_args],
-        "launcher": options.launcher,
-        "cwd": os.getcwd(),
-        "rows": options.rows,
-        "tiny_model": options.tiny_model,
-        "overfit": options.overfit,
-        "verbose": options.verbose,
-        "workdir": str(work),
-        "timeout": options.timeout,
+    config = Config(
+        script=str(abs_script),
+        argv=[str(script), *options.script_args],
+        workdir=str(work),
+        cwd=os.getcwd(),
+        launcher=options.launcher,
+        rows=options.rows,
+        tiny_model=options.tiny_model,
+        overfit=options.overfit,
+        verbose=options.verbose,
+        timeout=options.timeout,
         # time.monotonic() when the parent kills the run (one clock for every process of the machine)
-        "deadline": started + options.timeout,
-        "plugins": list(PLUGINS),
-        "static_codes": sorted({f.code for f in static_findings}),
-        "memory_mb": options.memory_mb,
+        deadline=started + options.timeout,
+        plugins=list(PLUGINS),
+        static_codes=sorted({f.code for f in static_findings}),
+        memory_mb=options.memory_mb,
         # RLIMIT_NPROC counts per user namespace inside a sandbox; outside, it would count every
         # process of the user, so it is only set in one.
-        "max_processes": options.max_processes if sandbox.kind else 0,
-    }
+        max_processes=options.max_processes if sandbox.kind else 0,
+    )
     python = options.python or sys.executable
     python = shutil.which(python) or python
     readonly = project_dir(abs_script)
