@@ -96,9 +96,11 @@ def test_foreign_interpreter_without_trainlint(tmp_path, monkeypatch):
     ],
 )
 def test_known_exceptions_map_to_their_codes(exc, code):
+    from trainlint.probe.child.harness import Harness
     from trainlint.stages.s8_compat.probe import classify_exception
 
-    got = classify_exception(exc, None)
+    h = Harness(protocol.Config(script="train.py", argv=["train.py"], workdir="/w"), sink=lambda e: None)
+    got = classify_exception(h, exc, None)
     assert (got[0] if got else None) == code
 
 

@@ -29,6 +29,8 @@ import os
 import re
 from typing import Any, Callable, Iterable
 
+from trainlint.probe.child.harness import Harness, error_at
+
 FRAMEWORKS = ("torch", "keras")
 #: The module of each framework's checks inside a stage package.
 MODULE_OF = {"torch": "probe", "keras": "probe_keras"}
@@ -143,7 +145,7 @@ def checks(framework: str, path: str) -> list[ProbeCheck]:
     return sorted(chosen, key=lambda c: (c.order, c.stage))
 
 
-def run(h: Any, st: Any, framework: str, path: str) -> None:
+def run(h: Harness, st: Any, framework: str, path: str) -> None:
     """Run the checks in pipeline order on ``st`` (the pipeline state: ``st.stop`` set by a check
     ends the pipeline; ``st.stop_at = order`` ends it before that point, e.g. labels outside the head
     make the forward pass meaningless but the batch can still be collated; checks with
@@ -159,13 +161,9 @@ def run(h: Any, st: Any, framework: str, path: str) -> None:
         try:
             check.fn(h, st)
         except Exception as exc:  # noqa: BLE001  # a bug of trainlint's check: say so, never "all clear"
-            if getattr(h, "raise_check_errors", False):  # in-process tests: a bug must fail the test
+            if h.strict:  # in-process tests: a bug must fail the test
                 raise
-            import traceback
-
-            tb = traceback.extract_tb(exc.__traceback__)[-1:]
-            at = f" ({os.path.basename(tb[0].filename)}:{tb[0].lineno})" if tb else ""
-            incomplete(h, check.name, f"{type(exc).__name__}: {exc}{at}", check.codes)
+            h.incomplete(check.name, error_at(exc), check.codes)
 
 
 def declared_codes(framework: str | None = None) -> set[str]:
@@ -183,14 +181,10 @@ def declared_codes(framework: str | None = None) -> set[str]:
     return out
 
 
-def overfit_requested(h: Any) -> bool:
-    return int((h.options or {}).get("overfit") or 0) > 0
+def overfit_requested(h: Harness) -> bool:
+    return h.config.overfit > 0
 
 
-def incomplete(h: Any, check: str, reason: str, codes: Iterable[str] = ()) -> None:
+def incomplete(h: Harness, check: str, reason: str, codes: Iterable[str] = ()) -> None:
     """Say that ``check`` could not complete: never an all clear for it."""
-    fn = getattr(h, "incomplete", None)
-    if fn is not None:
-        fn(check, reason, codes=tuple(codes))
-    else:  # an older harness: a note at least
-        h.note(f"probe check '{check}' could not complete: {reason}")
+    h.incomplete(check, reason, codes=tuple(codes))

@@ -6,7 +6,6 @@ Reads the config, installs the framework plugins' post-import hooks, runs the us
 
 from __future__ import annotations
 
-import dataclasses
 import faulthandler
 import importlib
 import os
@@ -16,12 +15,14 @@ import runpy
 import sys
 import time
 import traceback
+from typing import Any
 
-from trainlint.probe.child import harness as h
+from trainlint.probe.child import harness
+from trainlint.probe.child.harness import Harness, ProbeStop
 from trainlint.probe.protocol import PROTOCOL_VERSION, Config, Hello
 
 
-def _install_plugins(names: list[str]) -> None:
+def _install_plugins(h: Harness, names: list[str]) -> None:
     for name in names:
         try:
             mod = importlib.import_module(name)
@@ -32,7 +33,7 @@ def _install_plugins(names: list[str]) -> None:
             install(h)
 
 
-def _classify(exc: BaseException, line: int | None) -> tuple:
+def _classify(h: Harness, exc: BaseException, line: int | None) -> tuple[Any, ...]:
     for mapper in h.exception_mappers:
         try:
             got = mapper(exc, line)
@@ -51,9 +52,9 @@ def _classify(exc: BaseException, line: int | None) -> tuple:
     )
 
 
-def _report_exception(exc: BaseException) -> None:
+def _report_exception(h: Harness, exc: BaseException) -> None:
     line = h.user_line(exc.__traceback__)
-    code, message, evidence, *rest = _classify(exc, line)
+    code, message, evidence, *rest = _classify(h, exc, line)
     h.finding(code, message, evidence=evidence, line=line, confirms=tuple(rest[0]) if rest else ())
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:])
     h.detail("script traceback (last frames):\n" + tb.rstrip())
@@ -71,24 +72,24 @@ def _read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def _limits(config: dict) -> None:
+def _limits(h: Harness, config: Config) -> None:
     """The probe's resource limits, set before the script runs (inherited by what it starts)."""
     import resource
 
-    memory = int(config.get("memory_mb") or 0)
+    memory = config.memory_mb
     if memory > 0:
         resource.setrlimit(resource.RLIMIT_AS, (memory << 20, memory << 20))
-    procs = int(config.get("max_processes") or 0)
+    procs = config.max_processes
     if procs > 0:
         # RLIMIT_NPROC counts threads too (and never applies to root): generous; the watchdog below
         # counts processes in the sandbox's PID namespace, for every user.
         soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
         limit = procs * 8 if hard == resource.RLIM_INFINITY else min(procs * 8, hard)
         resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
-        _process_watchdog(procs)
+        _process_watchdog(h, procs)
 
 
-def _process_watchdog(limit: int) -> None:
+def _process_watchdog(h: Harness, limit: int) -> None:
     """Stop the run when the PID namespace holds more than ``limit`` processes."""
     import threading
 
@@ -108,7 +109,7 @@ def _process_watchdog(limit: int) -> None:
             if n > limit:
                 h.end("resource-limit", f"the script started more than {limit} processes, the probe's limit "
                       f"of {limit} processes (--probe-processes): stopped")
-                h._real_exit(0)
+                h.real_exit(0)
 
     threading.Thread(target=watch, daemon=True, name="trainlint-process-limit").start()
 
@@ -148,13 +149,13 @@ def _asset_problem(exc: BaseException) -> str | None:
     return what
 
 
-def _resource_limit(exc: BaseException, config: dict) -> str | None:
+def _resource_limit(exc: BaseException, config: Config) -> str | None:
     import errno
 
-    if isinstance(exc, MemoryError) and config.get("memory_mb"):
-        return f"the script ran out of the probe's memory limit ({config['memory_mb']} MB, --probe-memory)"
-    if isinstance(exc, OSError) and exc.errno == errno.EAGAIN and config.get("max_processes"):
-        return (f"the script hit the probe's limit of {config['max_processes']} processes "
+    if isinstance(exc, MemoryError) and config.memory_mb:
+        return f"the script ran out of the probe's memory limit ({config.memory_mb} MB, --probe-memory)"
+    if isinstance(exc, OSError) and exc.errno == errno.EAGAIN and config.max_processes:
+        return (f"the script hit the probe's limit of {config.max_processes} processes "
                 f"({type(exc).__name__}: {exc}): --probe-processes raises it")
     return None
 
@@ -203,29 +204,26 @@ def main() -> int:
     if len(sys.argv) > 1:
         # The parent's pipes: config (read once), events, stacks; none of them is named in the environment.
         cfg_fd, events_fd, stacks_fd = (int(x) for x in sys.argv[1].split(","))
-        parsed = Config.from_json(_read_all(cfg_fd))
+        config = Config.from_json(_read_all(cfg_fd))
     else:  # by hand, for debugging: the config file and an events file named in the environment
         with open(os.environ["TRAINLINT_PROBE_CONFIG"], encoding="utf-8") as f:
-            parsed = Config.from_json(f.read())
+            config = Config.from_json(f.read())
         events_fd, stacks_fd = -1, -1
-    key, parsed.key = parsed.key, ""
-    config = dataclasses.asdict(parsed)
-    h.started = time.monotonic()
-    h.options = config
-    h.workdir = config["workdir"]
-    h.script_path = os.path.realpath(config["script"])
-    h.open_events(events_fd if events_fd >= 0 else os.environ["TRAINLINT_PROBE_EVENTS"], key)
+    key, config.key = config.key, ""  # the script runs in this process: it does not get to read the key
+    h = Harness(config, key=key)
+    harness.install(h)
+    h.open_events(events_fd if events_fd >= 0 else os.environ["TRAINLINT_PROBE_EVENTS"])
     h.emit(Hello(sys.version.split()[0], platform.python_implementation(), PROTOCOL_VERSION))
     # Shortly before the parent's kill, dump every thread's stack: where the script hung.
-    timeout = float(config.get("timeout") or 0)
+    timeout = config.timeout
     if stacks_fd >= 0:
-        stack_file = os.fdopen(h.hide_fd(stacks_fd), "w", encoding="utf-8")
-        deadline = float(config.get("deadline") or 0) or h.started + timeout
+        stack_file = os.fdopen(harness.hide_fd(stacks_fd), "w", encoding="utf-8")
+        deadline = config.deadline or h.started + timeout
         delay = deadline - time.monotonic() - min(1.5, 0.15 * timeout)
         if timeout > 1 and delay > 0:
             faulthandler.dump_traceback_later(delay, exit=False, file=stack_file)
     try:
-        _limits(config)
+        _limits(h, config)
     except (ValueError, OSError) as exc:
         h.note(f"the probe's resource limits could not be set: {exc}")
 
@@ -233,12 +231,12 @@ def main() -> int:
     try:
         from trainlint.stages.s8_compat.probe import classify_exception
 
-        h.exception_mappers.append(classify_exception)
+        h.exception_mappers.append(lambda exc, line: classify_exception(h, exc, line))
     except ImportError:
         pass
-    _install_plugins(list(config.get("plugins", ())))
+    _install_plugins(h, config.plugins)
 
-    sys.argv = list(config.get("argv") or [config["script"]])
+    sys.argv = list(config.argv or [config.script])
     sys.argv, redirected = redirect_output_args(sys.argv, os.path.realpath(h.workdir))
     if redirected:
         h.note(f"output options redirected into the probe's temporary directory: {', '.join(redirected)}")
@@ -252,8 +250,8 @@ def main() -> int:
 
     code = 0
     try:
-        runpy.run_path(config["script"], run_name="__main__")
-    except h.ProbeStop:
+        runpy.run_path(config.script, run_name="__main__")
+    except ProbeStop:
         pass
     except SystemExit as exc:
         line = h.user_line(exc.__traceback__)
@@ -293,7 +291,7 @@ def main() -> int:
                       f" (or download it once, e.g. run the script without --probe), or use --tiny-model for a hub "
                       f"model; the script itself is not at fault", line)
             else:
-                _report_exception(exc)
+                _report_exception(h, exc)
     else:
         if not h.ended():
             h.end(
@@ -312,4 +310,4 @@ def main() -> int:
 
 def exit_now(code: int) -> None:
     """Exit at once, through the ``os._exit`` taken before the script ran (a script may replace it)."""
-    h._real_exit(code)
+    harness.current().real_exit(code)

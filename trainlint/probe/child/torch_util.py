@@ -8,6 +8,8 @@ import re
 from collections import Counter
 from typing import Any
 
+from trainlint.probe.child.harness import Harness
+
 LABEL_COLUMNS = ("labels", "label", "label_ids")
 
 
@@ -290,7 +292,7 @@ def collation_failure_text(error: str, features: list, main_input: str, collator
     return ("TL707", f"{where}: forming one batch fails: {error}", f"collator {collator} raised {error}")
 
 
-def collation_failure(h: Any, error: str, features: list, main_input: str, collator: str, where: str,
+def collation_failure(h: Harness, error: str, features: list, main_input: str, collator: str, where: str,
                       line: int | None, trainer: bool = False) -> str:
     """Report a batch that cannot be formed (see :func:`collation_failure_text`); returns the code."""
     code, message, evidence = collation_failure_text(error, features, main_input, collator, where, trainer)

@@ -14,6 +14,7 @@ from typing import Any
 from trainlint.probe.child.checks import probe_check
 from trainlint.probe.child.torch_util import LABEL_COLUMNS, classes_of, format_counts, forward_arguments, unwrap_model
 from trainlint.probe.child.torch_util import num as _num
+from trainlint.probe.child.harness import Harness
 
 
 # ---------------------------------------------------------------- load_dataset: cut + whole label column
@@ -56,7 +57,7 @@ def _class_names(ds: Any, column: str) -> list[str] | None:
     return list(names) if names else None
 
 
-def cut_rows(h: Any, result: Any, rows: int, args: tuple, kwargs: dict) -> Any:
+def cut_rows(h: Harness, result: Any, rows: int, args: tuple, kwargs: dict) -> Any:
     """Record the whole label column of every split, then cut each split to ``rows`` rows."""
     import datasets
 
@@ -120,7 +121,7 @@ def label_column(columns: list[str]) -> str | None:
     return None
 
 
-def label_counts(h: Any, ds: Any, column: str) -> tuple[Counter | None, str]:
+def label_counts(h: Harness, ds: Any, column: str) -> tuple[Counter | None, str]:
     """Counts over the whole label column: the column recorded before the probe's row cut when the
     Trainer's dataset came from it (its values are a subset), else the dataset's own column."""
     own = _arrow_counts(ds, column)
@@ -150,7 +151,7 @@ def label_counts(h: Any, ds: Any, column: str) -> tuple[Counter | None, str]:
 
 
 @probe_check("TL101", "TL106", "TL301", framework="torch", path="trainer", phase="data")
-def check_trainer_data(h: Any, st: Any) -> None:
+def check_trainer_data(h: Harness, st: Any) -> None:
     trainer = st.trainer
     ds = trainer.train_dataset
     model = unwrap_model(trainer.model)
@@ -231,7 +232,7 @@ def check_trainer_data(h: Any, st: Any) -> None:
     h.checked("TL106", "TL301")
 
 
-def _decoded_example(h: Any, trainer: Any, ds: Any, main_input: str, columns: list[str] | None) -> None:
+def _decoded_example(h: Harness, trainer: Any, ds: Any, main_input: str, columns: list[str] | None) -> None:
     first = ds[0]
     ids = first.get(main_input) if hasattr(first, "get") else None
     label_col = label_column(columns or [])

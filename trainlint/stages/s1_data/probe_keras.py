@@ -11,11 +11,11 @@ per-sample losses (the course's case). Both are reported the same way, with the 
 from __future__ import annotations
 
 import time
-import types
 from typing import Any
 
 from trainlint.probe.child import keras_util as ku
 from trainlint.probe.child.checks import incomplete, probe_check
+from trainlint.probe.child.harness import Harness
 
 SCAN_MAX_BATCHES = 200
 SCAN_MAX_ROWS = 50_000
@@ -45,7 +45,7 @@ def _arrow_counts(ds: Any, column: str) -> dict[Any, int] | None:
     return out
 
 
-def _column_counts(h: types.ModuleType, st: Any) -> tuple[dict[Any, int], str] | None:
+def _column_counts(h: Harness, st: Any) -> tuple[dict[Any, int], str] | None:
     """Label counts over the whole label column of the ``datasets.Dataset`` behind the
     ``tf.data.Dataset`` (recorded before the probe's ``load_dataset`` row cut when there was one)."""
     info = st.dataset_info
@@ -143,7 +143,7 @@ def _binary_loss(st: Any) -> bool:
 
 # After the model stage's forward pass (order 300): the range is the head's output width.
 @probe_check("TL106", "TL301", framework="keras", path="fit", order=350, phase="data")
-def check_label_range(h: types.ModuleType, st: Any) -> None:
+def check_label_range(h: Harness, st: Any) -> None:
     import numpy as np
 
     if st.labels is None:

@@ -14,9 +14,10 @@ from typing import Any
 from trainlint.probe.child.checks import probe_check
 from trainlint.probe.child.torch_util import first_batch as _first_batch
 from trainlint.probe.child.torch_util import collation_failure, collator_name, forward_arguments, unwrap_model
+from trainlint.probe.child.harness import Harness
 
 
-def first_batch(h: Any, trainer: Any, loader: Any, main_input: str, where: str) -> tuple[Any, str | None, list]:
+def first_batch(h: Harness, trainer: Any, loader: Any, main_input: str, where: str) -> tuple[Any, str | None, list]:
     """Form one batch; on failure return (None, evidence, features the collator got)."""
     batch, error, seen = _first_batch(loader)
     if error == "the dataloader is empty":
@@ -24,7 +25,7 @@ def first_batch(h: Any, trainer: Any, loader: Any, main_input: str, where: str) 
     return batch, error, seen
 
 
-def report_collation_failure(h: Any, st: Any, error: str, features: list, main_input: str, where: str) -> None:
+def report_collation_failure(h: Harness, st: Any, error: str, features: list, main_input: str, where: str) -> None:
     if where != "training" and {"TL201", "TL202", "TL101"} & h.emitted:
         return  # the training batch already failed the same way
     # "no tokenizer given to the Trainer" only when none was: with an explicit data_collator the
@@ -35,7 +36,7 @@ def report_collation_failure(h: Any, st: Any, error: str, features: list, main_i
 
 
 @probe_check("TL201", "TL202", "TL207", "TL103", "TL101", "TL707", framework="torch", path="trainer", phase="batching")
-def check_train_batch(h: Any, st: Any) -> None:
+def check_train_batch(h: Harness, st: Any) -> None:
     trainer = st.trainer
     if trainer.train_dataset is None:
         return

@@ -9,11 +9,11 @@
 
 from __future__ import annotations
 
-import types
 from typing import Any
 
 from trainlint.probe.child import keras_util as ku
 from trainlint.probe.child.checks import incomplete, probe_check
+from trainlint.probe.child.harness import Harness
 
 
 def _label_keys(st: Any, features: Any) -> list[str]:
@@ -52,7 +52,7 @@ def _model_input_names(model: Any) -> set[str]:
 
 
 @probe_check("TL201", "TL707", framework="keras", path="fit", order=200, phase="batching")
-def take_batch(h: types.ModuleType, st: Any) -> None:
+def take_batch(h: Harness, st: Any) -> None:
     import tensorflow as tf
 
     x = st.fit_args.get("x")
@@ -131,7 +131,7 @@ def take_batch(h: types.ModuleType, st: Any) -> None:
 
 
 @probe_check("TL205", framework="keras", path="fit", order=201, phase="batching")
-def check_batch(h: types.ModuleType, st: Any) -> None:
+def check_batch(h: Harness, st: Any) -> None:
     """TL205: ``input_ids`` with padding but no ``attention_mask``."""
     features = st.features
     if not hasattr(features, "keys") or "input_ids" not in features:

@@ -15,10 +15,11 @@ from typing import Any
 
 from trainlint.probe.child.checks import probe_check
 from trainlint.probe.child.torch_util import classes_of, error_text, no_loss_message, unwrap_model
+from trainlint.probe.child.harness import Harness
 
 
 @probe_check("TL207", "TL106", "TL301", "TL707", framework="torch", path="trainer", phase="model")
-def check_forward(h: Any, st: Any) -> None:
+def check_forward(h: Harness, st: Any) -> None:
     trainer = st.trainer
     if st.batch is None:
         return
@@ -54,7 +55,7 @@ def label_error(exc: BaseException, labels: Any, model: Any) -> tuple[str, str] 
     return message, evidence
 
 
-def _forward_error(h: Any, st: Any, exc: Exception) -> None:
+def _forward_error(h: Harness, st: Any, exc: Exception) -> None:
     text = error_text(exc)
     model = unwrap_model(st.trainer.model)
     labels = st.inputs.get("labels") if st.inputs else None
@@ -87,7 +88,7 @@ def _forward_error(h: Any, st: Any, exc: Exception) -> None:
 
 
 @probe_check("TL305", "TL308", "TL707", framework="torch", path="trainer", order=450, phase="gradients")
-def check_gradients(h: Any, st: Any) -> None:
+def check_gradients(h: Harness, st: Any) -> None:
     import torch
 
     if st.loss is None:
@@ -181,7 +182,7 @@ def _shrink(config: Any, width: bool) -> Any:
     return config
 
 
-def install_tiny_model(h: Any, modeling_utils: Any) -> None:
+def install_tiny_model(h: Harness, modeling_utils: Any) -> None:
     PreTrainedModel = modeling_utils.PreTrainedModel
     original = PreTrainedModel.from_pretrained.__func__
     config_keys = {"config", "num_labels", "id2label", "label2id", "problem_type", "pad_token_id", "output_attentions"}

@@ -8,15 +8,15 @@ of classes the head predicts (``config.num_labels`` for transformers models, els
 from __future__ import annotations
 
 import inspect
-import types
 from typing import Any
 
 from trainlint.probe.child import keras_util as ku
 from trainlint.probe.child.checks import incomplete, probe_check
+from trainlint.probe.child.harness import Harness
 
 
 @probe_check("TL207", "TL305", "TL106", "TL301", "TL707", framework="keras", path="fit", phase="model")
-def check_forward(h: types.ModuleType, st: Any) -> None:
+def check_forward(h: Harness, st: Any) -> None:
     model = st.model
     feats = ku.features_without_labels(st)
     if st.transformers and hasattr(feats, "keys"):

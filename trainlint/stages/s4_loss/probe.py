@@ -13,10 +13,11 @@ from typing import Any
 
 from trainlint.probe.child.checks import probe_check
 from trainlint.probe.child.torch_util import format_counts, unwrap_model
+from trainlint.probe.child.harness import Harness
 
 
 @probe_check("TL405", "TL304", framework="torch", path="trainer", order=150, phase="labels")
-def check_label_dtype(h: Any, st: Any) -> None:
+def check_label_dtype(h: Harness, st: Any) -> None:
     counts = st.label_counts
     config = getattr(unwrap_model(st.trainer.model), "config", None)
     if not counts or config is None:
@@ -49,7 +50,7 @@ def check_label_dtype(h: Any, st: Any) -> None:
 
 
 @probe_check("TL406", "TL407", framework="torch", path="trainer", phase="loss")
-def check_loss(h: Any, st: Any) -> None:
+def check_loss(h: Harness, st: Any) -> None:
     import torch
     import torch.nn.functional as F
 

@@ -15,11 +15,11 @@
 
 from __future__ import annotations
 
-import types
 from typing import Any
 
 from trainlint.probe.child import keras_util as ku
 from trainlint.probe.child.checks import incomplete, probe_check
+from trainlint.probe.child.harness import Harness
 
 CE_CLASSES = {
     "SparseCategoricalCrossentropy": "sparse_categorical_crossentropy",
@@ -115,7 +115,7 @@ def _output_activation(st: Any) -> str | None:
 
 
 @probe_check("TL401", "TL402", "TL403", "TL406", framework="keras", path="fit", phase="loss")
-def check_loss(h: types.ModuleType, st: Any) -> None:
+def check_loss(h: Harness, st: Any) -> None:
     import numpy as np
 
     info = loss_info(st)

@@ -14,6 +14,7 @@ from typing import Any
 
 from trainlint.probe.child.checks import probe_check
 from trainlint.probe.child.torch_util import error_text, is_pretrained, moved, optimizer_params, snapshot, use_base_rate
+from trainlint.probe.child.harness import Harness
 
 
 def default_lr(optimizer: Any) -> float | None:
@@ -52,7 +53,7 @@ def _fine_tuning_at_high_rate(optimizer: Any, model: Any, lr: float) -> str | No
     return f"{type(inner).__name__} loaded with from_pretrained({source!r})"
 
 
-def report_lr(h: Any, optimizer: Any, line: int | None, user_built: bool, model: Any = None) -> float:
+def report_lr(h: Harness, optimizer: Any, line: int | None, user_built: bool, model: Any = None) -> float:
     lrs = sorted({float(g.get("lr", 0.0)) for g in optimizer.param_groups})
     # A scheduler keeps the configured rate as `initial_lr`: judge that one (warmup starts at 0).
     bases = sorted({float(g.get("initial_lr", g.get("lr", 0.0))) for g in optimizer.param_groups})
@@ -61,7 +62,7 @@ def report_lr(h: Any, optimizer: Any, line: int | None, user_built: bool, model:
     default = default_lr(optimizer)
     scheduled = f"; scheduler base rate {', '.join(f'{x:g}' for x in bases)}" if bases != lrs else ""
     h.note(f"effective learning rate {', '.join(f'{x:g}' for x in lrs)} ({name}{scheduled})")
-    static = set(h.options.get("static_codes") or ())
+    static = set(h.config.static_codes)
     if user_built and default is not None and lr == default and "TL502" in static:
         h.finding(
             "TL502",
@@ -90,7 +91,7 @@ def report_lr(h: Any, optimizer: Any, line: int | None, user_built: bool, model:
 
 
 @probe_check("TL504", "TL502", "TL503", "TL501", "TL506", "TL707", framework="torch", path="trainer", phase="optimizer")
-def check_trainer_step(h: Any, st: Any) -> None:
+def check_trainer_step(h: Harness, st: Any) -> None:
     trainer = st.trainer
     model = trainer.model
     model_params = {id(p) for p in model.parameters()}

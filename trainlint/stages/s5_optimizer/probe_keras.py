@@ -11,15 +11,15 @@
 
 from __future__ import annotations
 
-import types
 from typing import Any
 
 from trainlint.probe.child import keras_util as ku
 from trainlint.probe.child.checks import incomplete, probe_check
+from trainlint.probe.child.harness import Harness
 
 
 @probe_check("TL501", "TL503", framework="keras", path="fit", phase="optimizer")
-def check_optimizer(h: types.ModuleType, st: Any) -> None:
+def check_optimizer(h: Harness, st: Any) -> None:
     opt = getattr(st.model, "optimizer", None)
     if opt is None:
         h.finding(
@@ -75,7 +75,7 @@ def _snapshot(model: Any) -> list[Any]:
 
 
 @probe_check("TL506", "TL406", "TL707", framework="keras", path="fit", order=501, phase="optimizer")
-def check_step(h: types.ModuleType, st: Any) -> None:
+def check_step(h: Harness, st: Any) -> None:
     import numpy as np
 
     x, y, sw = ku.step_batch(st)

@@ -16,6 +16,7 @@ from typing import Any, Iterator
 
 from trainlint.probe.child.checks import probe_check
 from trainlint.probe.child.torch_util import collation_failure, collator_name, error_text, first_batch, unwrap_model
+from trainlint.probe.child.harness import Harness
 
 
 def _numpify(x: Any) -> Any:
@@ -93,7 +94,7 @@ def _retry_with_argmax(compute_metrics: Any, eval_prediction: Any, preds: Any, l
 
 @probe_check("TL101", "TL201", "TL202", "TL106", "TL301", "TL601", "TL602", "TL603", "TL606", "TL607", "TL707",
              framework="torch", path="trainer", phase="evaluation", after_stop=True)
-def check_trainer_eval(h: Any, st: Any) -> None:
+def check_trainer_eval(h: Harness, st: Any) -> None:
     """Evaluation is independent of the training batch: probed even when training failed."""
     import torch
 
@@ -101,7 +102,7 @@ def check_trainer_eval(h: Any, st: Any) -> None:
         _check_trainer_eval(h, st)
 
 
-def _check_trainer_eval(h: Any, st: Any) -> None:
+def _check_trainer_eval(h: Harness, st: Any) -> None:
     trainer = st.trainer
     compute_metrics = getattr(trainer, "compute_metrics", None)
     if compute_metrics is None:

@@ -43,6 +43,7 @@ from trainlint.probe.child.torch_util import (
     use_base_rate,
 )
 from trainlint.stages.s5_optimizer import probe as s5
+from trainlint.probe.child.harness import Harness
 
 _MODE_LAYERS = ("Dropout", "BatchNorm", "InstanceNorm", "GroupNorm")
 
@@ -52,7 +53,7 @@ emits("TL201", "TL202", "TL305", "TL308", "TL707", framework="torch", where="han
 
 
 class LoopObserver:
-    def __init__(self, h: Any, torch: Any) -> None:
+    def __init__(self, h: Harness, torch: Any) -> None:
         self.h = h
         self.torch = torch
         self.steps = 0
@@ -310,7 +311,7 @@ class LoopObserver:
                 )
         self.snap = []
         if self.steps == 1:
-            if int(h.options.get("overfit") or 0) > 0:
+            if h.config.overfit > 0:
                 h.guarded("overfit capture", self._capture_inputs, optimizer)
             return
         # Second step: the loop checks are complete.
@@ -326,7 +327,7 @@ class LoopObserver:
         if not self.eval_mode_reported:
             h.checked("TL702")
         h.checked("TL804", "TL805", "TL801", "TL802")
-        overfit = int(h.options.get("overfit") or 0)
+        overfit = h.config.overfit
         if overfit > 0:
             h.phase("overfit")
             with h.busy():
@@ -397,14 +398,11 @@ def _collation_frame(exc: BaseException) -> tuple[Any, list] | None:
     return None
 
 
-def _batch_keys(exc: BaseException) -> list[str] | None:
+def _batch_keys(h: Harness, exc: BaseException) -> list[str] | None:
     """The keys of the batch the user's loop was working on (a dict-like local of the user's frame)."""
-    import sys
-
-    h = sys.modules.get("trainlint.probe.child.harness")
     frame = None
     for f, _ in traceback.walk_tb(exc.__traceback__):
-        if h is not None and h._is_user_file(f.f_code.co_filename):
+        if h.is_user_file(f.f_code.co_filename):
             frame = f
     if frame is None:
         return None
@@ -422,16 +420,15 @@ def _batch_keys(exc: BaseException) -> list[str] | None:
     return None
 
 
-def _frozen_models(exc: BaseException) -> list[str]:
+def _frozen_models(h: Harness, exc: BaseException) -> list[str]:
     """Names of the models of the user's frame where the error was raised, when every one of them has
     parameters and none requires grad."""
     import sys
 
-    h = sys.modules.get("trainlint.probe.child.harness")
     torch = sys.modules.get("torch")
     frame = None
     for f, _ in traceback.walk_tb(exc.__traceback__):
-        if h is not None and h._is_user_file(f.f_code.co_filename):
+        if h.is_user_file(f.f_code.co_filename):
             frame = f
     if frame is None or torch is None:
         return []
@@ -447,7 +444,7 @@ def _frozen_models(exc: BaseException) -> list[str]:
     return []
 
 
-def loop_exception(h: Any, exc: BaseException, line: int | None) -> tuple | None:
+def loop_exception(h: Harness, exc: BaseException, line: int | None) -> tuple | None:
     """(code, message, evidence[, confirms]) for an exception raised in a hand-written loop: a DataLoader
     that cannot form a batch (TL201/TL202 with the lengths), a loss that is None (the batch has no
     labels), a loss with no graph (TL308/TL305); "at step N" once the loop has started."""
@@ -470,7 +467,7 @@ def loop_exception(h: Any, exc: BaseException, line: int | None) -> tuple | None
     msg = str(exc)
     if isinstance(exc, AttributeError) and "'NoneType' object has no attribute" in msg and re.search(
             r"attribute '(backward|item|mean|detach)'", msg):
-        keys = _batch_keys(exc)
+        keys = _batch_keys(h, exc)
         if keys is not None:
             return ("TL707", f"{when}: " + no_loss_message(keys),
                     f"{text} at {at}: `{h.user_source_line(line)}`; batch keys {keys}")
@@ -478,13 +475,13 @@ def loop_exception(h: Any, exc: BaseException, line: int | None) -> tuple | None
         # `loss = outputs.loss / accumulation_steps` (transformers' no_trainer examples) with loss None:
         # the arithmetic fails before backward(); only when the line is about the loss and the batch
         # has no label column.
-        keys = _batch_keys(exc)
+        keys = _batch_keys(h, exc)
         source = h.user_source_line(line) if line else ""
         if keys is not None and "loss" in source and not any("label" in k.lower() for k in keys):
             return ("TL707", f"{when}: " + no_loss_message(keys),
                     f"{text} at {at}: `{source}`; batch keys {keys}")
     if isinstance(exc, RuntimeError) and "does not require grad and does not have a grad_fn" in msg:
-        frozen = _frozen_models(exc)
+        frozen = _frozen_models(h, exc)
         if frozen:
             return (
                 "TL305",
@@ -504,7 +501,7 @@ def loop_exception(h: Any, exc: BaseException, line: int | None) -> tuple | None
     return None
 
 
-def install_loop_observer(h: Any, torch: Any) -> None:
+def install_loop_observer(h: Harness, torch: Any) -> None:
     obs = LoopObserver(h, torch)
     h.state["loop_observer"] = obs
     original_backward = torch.Tensor.backward
@@ -543,9 +540,9 @@ def install_loop_observer(h: Any, torch: Any) -> None:
 
 
 @probe_check("TL706", framework="torch", path="trainer", order=700, phase="overfit", enabled=overfit_requested)
-def overfit_trainer(h: Any, st: Any) -> None:
+def overfit_trainer(h: Harness, st: Any) -> None:
     """--overfit N with a Trainer: N steps on the training batch at the optimizer's base rate."""
-    n = int(h.options.get("overfit") or 0)
+    n = h.config.overfit
     if st.inputs is None:
         return
     trainer = st.trainer
@@ -569,7 +566,7 @@ def overfit_trainer(h: Any, st: Any) -> None:
     report_overfit(h, losses, optimizer, f"--overfit {n}: one batch", st.line, rate=rate + ", no scheduler")
 
 
-def report_overfit(h: Any, losses: list[float], optimizer: Any, what: str, line: Any, rate: str = "") -> None:
+def report_overfit(h: Harness, losses: list[float], optimizer: Any, what: str, line: Any, rate: str = "") -> None:
     """Classify the loss curve of N steps on one batch (the seeds' four failure shapes) and report
     TL706 unless it went down to near zero; the plot goes to --verbose details. On a random
     ``--tiny-model`` a curve that does not fall is not evidence against the script: a note."""
@@ -584,7 +581,7 @@ def report_overfit(h: Any, losses: list[float], optimizer: Any, what: str, line:
     if verdict.ok:
         h.checked("TL706")
         return
-    if h.options.get("tiny_model") and verdict.kind in ("plateaus", "oscillates"):
+    if h.config.tiny_model and verdict.kind in ("plateaus", "oscillates"):
         h.note(
             f"--overfit on a random --tiny-model: the loss {verdict.kind} ({verdict.summary}); a small randomly "
             "initialised model may not fit the batch, so this says nothing about the script: not reported as "

@@ -9,19 +9,19 @@ framework-neutral :mod:`trainlint.probe.child.curve` shared with the PyTorch pro
 from __future__ import annotations
 
 import functools
-import types
 from typing import Any
 
 from trainlint.probe.child import curve
 from trainlint.probe.child import keras_util as ku
 from trainlint.probe.child.checks import emits, incomplete, overfit_requested, probe_check
+from trainlint.probe.child.harness import Harness
 
 EAGER_MAX_STEPS = 30
 
 
 @probe_check("TL706", framework="keras", path="fit", order=700, phase="overfit", enabled=overfit_requested)
-def overfit(h: types.ModuleType, st: Any) -> None:
-    steps = int(h.options.get("overfit") or 0)
+def overfit(h: Harness, st: Any) -> None:
+    steps = h.config.overfit
     x, y, sw = ku.step_batch(st)
     if steps > EAGER_MAX_STEPS:
         ku.set_eager(st, False)  # many steps: trace the train function once
@@ -47,7 +47,7 @@ def overfit(h: types.ModuleType, st: Any) -> None:
             h.checked("TL706")
         h.note(f"overfit at {rate}: {verdict.kind}: {verdict.summary}")
         return
-    if h.options.get("tiny_model") and verdict.kind in ("plateaus", "oscillates"):
+    if h.config.tiny_model and verdict.kind in ("plateaus", "oscillates"):
         h.note(
             f"overfit on a random --tiny-model: the loss {verdict.kind} ({verdict.summary}); a small randomly "
             "initialised model may not fit the batch, so this says nothing about the script: not reported as TL706"
@@ -72,7 +72,7 @@ class TapeLoopObserver:
     that do not change over the observed steps (TL506), whatever the cause (the loss computed outside
     the tape, ``tape.gradient`` of other variables, a learning rate of 0); then the script is stopped."""
 
-    def __init__(self, h: types.ModuleType) -> None:
+    def __init__(self, h: Harness) -> None:
         self.h = h
         self.steps = 0
         self.depth = 0
@@ -155,7 +155,7 @@ class TapeLoopObserver:
                f"stopped the GradientTape loop after observing two optimizer steps ({h.where(line)})", line)
 
 
-def _install_function_observer(h: types.ModuleType, obs: TapeLoopObserver) -> None:
+def _install_function_observer(h: Harness, obs: TapeLoopObserver) -> None:
     """A train step compiled with ``tf.function``: its Python body runs once (the trace), so steps are
     counted on the calls of the ``tf.function`` once a trace has reached ``apply_gradients``."""
     try:
@@ -181,7 +181,7 @@ def _install_function_observer(h: types.ModuleType, obs: TapeLoopObserver) -> No
     Function.__call__ = __call__
 
 
-def install_tape_observer(h: types.ModuleType, flavour: str) -> None:
+def install_tape_observer(h: Harness, flavour: str) -> None:
     """Patch the optimizer entry points of ``flavour`` ("keras" or "tf_keras") that a GradientTape loop
     calls. Calls made by ``fit`` never reach the observer: ``fit`` is intercepted first, and the probe's
     own train steps run while ``h.busy()``."""

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 import traceback
+from typing import Any
 
-from trainlint.probe.child import harness as h
 from trainlint.probe.child.checks import emits
+from trainlint.probe.child.harness import Harness
 
 emits("TL804", "TL805", "TL801", "TL802", "TL106", "TL301", "TL707", framework="any", where="classify_exception")
 
@@ -44,7 +45,7 @@ def _offline_resource(exc: BaseException) -> tuple[str, str] | None:
     return None
 
 
-def classify_exception(exc: BaseException, line: int | None) -> tuple | None:
+def classify_exception(h: Harness, exc: BaseException, line: int | None) -> tuple[Any, ...] | None:
     """(code, message, evidence[, confirms]) for a known exception, else None."""
     msg = str(exc)
     first = _first_line(exc)

@@ -41,6 +41,8 @@ import sysconfig
 import types
 from typing import Any
 
+from trainlint.probe.child.harness import Harness
+
 #: Launchers whose processes read the torchrun environment (rank, world size, master address).
 DIST_LAUNCHERS = ("torchrun", "torch.distributed.launch", "torch.distributed.run", "deepspeed")
 LAUNCHERS = ("python", "accelerate", "mp.spawn", *DIST_LAUNCHERS)
@@ -89,8 +91,8 @@ class _State:
 _st = _State()
 
 
-def install(h: types.ModuleType) -> None:
-    raw = str(h.options.get("launcher") or "")
+def install(h: Harness) -> None:
+    raw = h.config.launcher
     launcher = (launcher_name(raw) or raw) if raw else ""
     source = _script_source(h)
     if launcher in DIST_LAUNCHERS or (not launcher and _WORLD_SIGNS.search(source)):
@@ -102,12 +104,12 @@ def install(h: types.ModuleType) -> None:
     h.when_imported("transformers.modeling_utils", lambda m: _on_modeling_utils(h, m))
     h.when_imported("deepspeed", lambda m: _on_deepspeed(h, m))
     h.exception_mappers.insert(0, lambda exc, line: _map_exception(h, exc, line))
-    _hook_end(h)
+    h.on_end(lambda: _flush(h))
 
 
-def _script_source(h: types.ModuleType) -> str:
+def _script_source(h: Harness) -> str:
     try:
-        with open(h.options.get("script") or "", encoding="utf-8", errors="replace") as f:
+        with open(h.config.script, encoding="utf-8", errors="replace") as f:
             return f.read()
     except OSError:
         return ""
@@ -116,25 +118,13 @@ def _script_source(h: types.ModuleType) -> str:
 # ---------------------------------------------------------------- the note at the end
 
 
-def _hook_end(h: types.ModuleType) -> None:
-    original = h.end
-
-    @functools.wraps(original)
-    def end(*args: Any, **kwargs: Any) -> None:
-        if not h.ended():
-            _flush(h)
-        original(*args, **kwargs)
-
-    h.end = end
-
-
-def _flush(h: types.ModuleType) -> None:
+def _flush(h: Harness) -> None:
     if _st.flushed:
         return
     _st.flushed = True
     if _st.mapped:
         h.note("CUDA emulated on CPU (the probe has no GPU): " + "; ".join(_st.mapped))
-        codes = set(h.options.get("static_codes") or ())
+        codes = set(h.config.static_codes)
         if _st.fp16:
             h.note("float16 mixed precision ran as float32 on the CPU: a float16 overflow (inf/NaN loss, "
                    "skipped GradScaler steps) could not be confirmed on CPU")
@@ -184,7 +174,7 @@ def _asked_by_script(depth: int = 2) -> bool:
 # ---------------------------------------------------------------- torch
 
 
-def _on_torch(h: types.ModuleType, torch: types.ModuleType) -> None:
+def _on_torch(h: Harness, torch: types.ModuleType) -> None:
     if torch.cuda.is_available():
         return  # a real GPU: nothing to emulate
     _install_device_mode(h, torch)
@@ -204,7 +194,7 @@ def _device_type(d: Any, torch: Any) -> str:
     return ""
 
 
-def _install_device_mode(h: types.ModuleType, torch: Any) -> None:
+def _install_device_mode(h: Harness, torch: Any) -> None:
     try:
         from torch.overrides import TorchFunctionMode
     except ImportError:
@@ -295,7 +285,7 @@ class _Event:
         return (end.t - self.t) * 1000.0
 
 
-def _patch_cuda_queries(h: types.ModuleType, torch: Any) -> None:
+def _patch_cuda_queries(h: Harness, torch: Any) -> None:
     cuda = torch.cuda
     real_available, real_count = cuda.is_available, cuda.device_count
 
@@ -377,7 +367,7 @@ def _patch_cuda_queries(h: types.ModuleType, torch: Any) -> None:
                     setattr(mod, name, fn)
 
 
-def _patch_amp(h: types.ModuleType, torch: Any) -> None:
+def _patch_amp(h: Harness, torch: Any) -> None:
     try:
         from torch.amp import autocast_mode, grad_scaler
     except ImportError:
@@ -451,7 +441,7 @@ def loopback_up() -> str:
         return f"the loopback interface is down and cannot be brought up here ({exc.strerror or exc})"
 
 
-def _setup_world_env(h: types.ModuleType, launcher: str, source: str) -> None:
+def _setup_world_env(h: Harness, launcher: str, source: str) -> None:
     why = loopback_up()
     h.state["loopback"] = why
     env = {
@@ -464,9 +454,9 @@ def _setup_world_env(h: types.ModuleType, launcher: str, source: str) -> None:
     # torch.distributed.launch (without --use-env) and the deepspeed launcher pass --local_rank=N.
     if launcher in ("torch.distributed.launch", "deepspeed"):
         m = re.search(r"""add_argument\(\s*['"](--local[-_]rank)['"]""", source)
-        argv = list(h.options.get("argv") or [h.options.get("script")])
+        argv = list(h.config.argv or [h.config.script])
         if m and not any(a.startswith(m.group(1)) for a in argv[1:]):
-            h.options["argv"] = [argv[0], f"{m.group(1)}=0", *argv[1:]]
+            h.config.argv = [argv[0], f"{m.group(1)}=0", *argv[1:]]
     how = f"as `{launcher}` with one process" if launcher else "the script uses torch.distributed; no --launcher given"
     _st.world = (f"probed as rank 0 of a world of size 1 ({how}): RANK=0, "
                  f"WORLD_SIZE=1, LOCAL_RANK=0, MASTER_ADDR=127.0.0.1, MASTER_PORT={os.environ['MASTER_PORT']}")
@@ -580,7 +570,7 @@ def _register_world_of_one() -> "str | None":
     return "trainlint_one"
 
 
-def _patch_distributed(h: types.ModuleType, torch: Any) -> None:
+def _patch_distributed(h: Harness, torch: Any) -> None:
     try:
         import torch.distributed as dist
         from torch.distributed import distributed_c10d as c10d
@@ -705,7 +695,7 @@ def _patch_distributed(h: types.ModuleType, torch: Any) -> None:
     FSDP.__init__ = fsdp_init
 
 
-def _unsupported(h: types.ModuleType, stack: str, reason: str) -> None:
+def _unsupported(h: Harness, stack: str, reason: str) -> None:
     """A stack that cannot run on this CPU: a status, never a finding against the script."""
     h.incomplete(stack, reason)
     h.stop("unsupported", f"not probed: {reason}", h.user_line())
@@ -714,7 +704,7 @@ def _unsupported(h: types.ModuleType, stack: str, reason: str) -> None:
 # ---------------------------------------------------------------- accelerate, deepspeed
 
 
-def _on_accelerate(h: types.ModuleType, mod: types.ModuleType) -> None:
+def _on_accelerate(h: Harness, mod: types.ModuleType) -> None:
     Accelerator = getattr(mod, "Accelerator", None)
     if Accelerator is None:
         return
@@ -744,7 +734,7 @@ def _cpu_device_map(device_map: Any) -> Any:
     return "cpu"  # "cuda", "cuda:0", 0, torch.device("cuda"), "auto"/"balanced"/"sequential" over GPUs
 
 
-def _on_modeling_utils(h: types.ModuleType, mod: types.ModuleType) -> None:
+def _on_modeling_utils(h: Harness, mod: types.ModuleType) -> None:
     PreTrainedModel = getattr(mod, "PreTrainedModel", None)
     if PreTrainedModel is None or _real_cuda():
         return
@@ -769,7 +759,7 @@ def _real_cuda() -> bool:
         return False
 
 
-def _on_deepspeed(h: types.ModuleType, ds: types.ModuleType) -> None:
+def _on_deepspeed(h: Harness, ds: types.ModuleType) -> None:
     original = getattr(ds, "initialize", None)
     if original is None:
         return
@@ -792,7 +782,7 @@ _CUDA_ERRORS = ("Torch not compiled with CUDA enabled", "Cannot access accelerat
                 "No CUDA GPUs are available", "NCCL", "CUDA driver")
 
 
-def _map_exception(h: types.ModuleType, exc: BaseException, line: int | None) -> tuple | None:
+def _map_exception(h: Harness, exc: BaseException, line: int | None) -> tuple | None:
     text = f"{type(exc).__name__}: {exc}"
     if any(s in text for s in _CUDA_ERRORS) and not _real_cuda():
         first = text.strip().splitlines()[0][:240]

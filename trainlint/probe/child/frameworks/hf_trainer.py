@@ -23,24 +23,25 @@ import types
 from typing import Any
 
 from trainlint.probe.child.checks import emits
+from trainlint.probe.child.harness import Harness
 
 emits("TL804", "TL805", "TL801", "TL802", framework="torch", where="Trainer built (API breaks did not happen)")
 
 
-def install(h: types.ModuleType) -> None:
+def install(h: Harness) -> None:
     h.when_imported("torch", lambda m: _on_torch(h, m))
     h.when_imported("datasets", lambda m: _on_datasets(h, m))
     h.when_imported("transformers", lambda m: h.versions(transformers=getattr(m, "__version__", "?")))
     h.when_imported("transformers.training_args", lambda m: _on_training_args(h, m))
     h.when_imported("transformers.trainer", lambda m: _on_trainer(h, m))
-    if h.options.get("tiny_model"):
+    if h.config.tiny_model:
         h.when_imported("transformers.modeling_utils", lambda m: _on_modeling_utils(h, m))
 
 
 # ---------------------------------------------------------------- torch: hand-written loops
 
 
-def _on_torch(h: types.ModuleType, torch: types.ModuleType) -> None:
+def _on_torch(h: Harness, torch: types.ModuleType) -> None:
     h.versions(torch=getattr(torch, "__version__", "?"))
     from trainlint.stages.s7_loop import probe as loop_probe
 
@@ -56,11 +57,11 @@ def _prefetched(args: tuple, kwargs: dict) -> Any:
     return load_prefetched(args, kwargs)
 
 
-def _on_datasets(h: types.ModuleType, datasets: types.ModuleType) -> None:
+def _on_datasets(h: Harness, datasets: types.ModuleType) -> None:
     h.versions(datasets=getattr(datasets, "__version__", "?"))
     from trainlint.stages.s1_data import probe as data_probe
 
-    rows = int(h.options.get("rows") or 256)
+    rows = (h.config.rows or 256)
     original = datasets.load_dataset
 
     @functools.wraps(original)
@@ -105,7 +106,7 @@ def _on_datasets(h: types.ModuleType, datasets: types.ModuleType) -> None:
 # ---------------------------------------------------------------- transformers
 
 
-def _on_training_args(h: types.ModuleType, mod: types.ModuleType) -> None:
+def _on_training_args(h: Harness, mod: types.ModuleType) -> None:
     TrainingArguments = mod.TrainingArguments
     original = TrainingArguments.__post_init__
     out_root = os.path.join(h.workdir, "output")
@@ -130,7 +131,7 @@ def _on_training_args(h: types.ModuleType, mod: types.ModuleType) -> None:
     TrainingArguments.__post_init__ = __post_init__
 
 
-def _on_trainer(h: types.ModuleType, mod: types.ModuleType) -> None:
+def _on_trainer(h: Harness, mod: types.ModuleType) -> None:
     Trainer = mod.Trainer
 
     def intercept(method_name: str) -> None:
@@ -175,7 +176,7 @@ class PipelineState:
         self.raw_check_in_batch = False  # TL101 decided on the batch (remove_unused_columns=False)
 
 
-def probe_trainer(h: types.ModuleType, trainer: Any, method: str, line: int | None) -> None:
+def probe_trainer(h: Harness, trainer: Any, method: str, line: int | None) -> None:
     """Run the registered Trainer checks of every stage (``@probe_check(..., framework="torch",
     path="trainer")`` in ``stages/s*/probe.py``) in pipeline order on the Trainer."""
     from trainlint.probe.child import checks
@@ -196,7 +197,7 @@ def probe_trainer(h: types.ModuleType, trainer: Any, method: str, line: int | No
 # ---------------------------------------------------------------- --tiny-model
 
 
-def _on_modeling_utils(h: types.ModuleType, mod: types.ModuleType) -> None:
+def _on_modeling_utils(h: Harness, mod: types.ModuleType) -> None:
     from trainlint.stages.s3_model import probe as s3
 
     s3.install_tiny_model(h, mod)

@@ -27,13 +27,14 @@ from typing import Any
 
 from trainlint.probe.child import keras_util as ku
 from trainlint.probe.child.checks import emits
+from trainlint.probe.child.harness import Harness
 
 emits("TL807", "TL808", framework="keras", where="model.fit reached / Keras 3 object given to tf-keras")
 
 _MISSING = object()
 
 
-def install(h: types.ModuleType) -> None:
+def install(h: Harness) -> None:
     h.when_imported("tensorflow", lambda m: h.versions(tensorflow=getattr(m, "__version__", "?")))
     h.when_imported("keras", lambda m: _on_keras(h, m, "keras"))
     h.when_imported("tf_keras", lambda m: _on_keras(h, m, "tf_keras"))
@@ -82,7 +83,7 @@ def is_transformers_model(model: Any) -> bool:
 # ---------------------------------------------------------------- hooks
 
 
-def _compile_wrapper(h: types.ModuleType, original: Any, transformers_default: bool) -> Any:
+def _compile_wrapper(h: Harness, original: Any, transformers_default: bool) -> Any:
     @functools.wraps(original)
     def compile(self: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A001
         depth = self.__dict__.get("_trainlint_compile_depth", 0)
@@ -110,7 +111,7 @@ def _compile_wrapper(h: types.ModuleType, original: Any, transformers_default: b
     return compile
 
 
-def _fit_wrapper(h: types.ModuleType, original: Any) -> Any:
+def _fit_wrapper(h: Harness, original: Any) -> Any:
     @functools.wraps(original)
     def fit(self: Any, *args: Any, **kwargs: Any) -> Any:
         if h.is_busy() or h.ended():
@@ -127,7 +128,7 @@ def _fit_wrapper(h: types.ModuleType, original: Any) -> Any:
     return fit
 
 
-def _patch_model_class(h: types.ModuleType, Model: Any, transformers_default: bool = False) -> None:
+def _patch_model_class(h: Harness, Model: Any, transformers_default: bool = False) -> None:
     if "compile" in Model.__dict__ and not getattr(Model.__dict__["compile"], "_trainlint_patched", False):
         Model.compile = _compile_wrapper(h, Model.__dict__["compile"], transformers_default)
     elif "compile" not in Model.__dict__:
@@ -137,7 +138,7 @@ def _patch_model_class(h: types.ModuleType, Model: Any, transformers_default: bo
         Model.fit = _fit_wrapper(h, fit)
 
 
-def _on_keras(h: types.ModuleType, mod: types.ModuleType, name: str) -> None:
+def _on_keras(h: Harness, mod: types.ModuleType, name: str) -> None:
     version = getattr(mod, "__version__", "?")
     h.versions(**{name.replace("_", "-"): version})
     Model = getattr(mod, "Model", None)
@@ -155,7 +156,7 @@ def _on_keras(h: types.ModuleType, mod: types.ModuleType, name: str) -> None:
     h.guarded("GradientTape loop observer", loop.install_tape_observer, h, name)
 
 
-def _on_transformers_tf(h: types.ModuleType, mod: types.ModuleType) -> None:
+def _on_transformers_tf(h: Harness, mod: types.ModuleType) -> None:
     base = getattr(mod, "TFPreTrainedModel", None)
     if base is None:
         return
@@ -165,7 +166,7 @@ def _on_transformers_tf(h: types.ModuleType, mod: types.ModuleType) -> None:
     # TFPreTrainedModel.fit converts BatchEncoding arguments, then calls the (patched) base fit.
 
 
-def _on_arrow_dataset(h: types.ModuleType, mod: types.ModuleType) -> None:
+def _on_arrow_dataset(h: Harness, mod: types.ModuleType) -> None:
     Dataset = getattr(mod, "Dataset", None)
     original = getattr(Dataset, "to_tf_dataset", None)
     if original is None or getattr(original, "_trainlint_patched", False):
@@ -210,7 +211,7 @@ def _as_list(value: Any) -> list[str] | None:
 class KerasState:
     """What one stage hands to the next at ``fit``: the model, the batch, the outputs."""
 
-    def __init__(self, h: types.ModuleType, model: Any, fit_args: dict[str, Any], line: int | None) -> None:
+    def __init__(self, h: Harness, model: Any, fit_args: dict[str, Any], line: int | None) -> None:
         self.h = h
         self.model = model
         self.line = line
@@ -242,7 +243,7 @@ _FIT_PARAMS = ("x", "y", "batch_size", "epochs", "verbose", "callbacks", "valida
                "shuffle", "class_weight", "sample_weight")
 
 
-def probe_fit(h: types.ModuleType, model: Any, args: tuple, kwargs: dict, line: int | None) -> None:
+def probe_fit(h: Harness, model: Any, args: tuple, kwargs: dict, line: int | None) -> None:
     """Run the registered Keras checks of every stage (``@probe_check(..., framework="keras",
     path="fit")`` in ``stages/s*/probe_keras.py``) in pipeline order on one real batch."""
     from trainlint.probe.child import checks
