@@ -97,10 +97,11 @@ def test_foreign_interpreter_without_trainlint(tmp_path, monkeypatch):
 )
 def test_known_exceptions_map_to_their_codes(exc, code):
     from trainlint.probe.child.harness import Harness
+    from trainlint.probe.child.points import ScriptError
     from trainlint.stages.s8_compat.probe import classify_exception
 
     h = Harness(protocol.Config(script="train.py", argv=["train.py"], workdir="/w"), sink=lambda e: None)
-    got = classify_exception(h, exc, None)
+    got = classify_exception(h, ScriptError(exc, None))
     assert (got[0] if got else None) == code
 
 

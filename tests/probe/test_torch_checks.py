@@ -236,14 +236,14 @@ def test_tiny_model_from_a_large_config_without_weights(torch_stack, tmp_path):
     that keeps the vocabulary, the labels and the pad token."""
     from transformers import AutoModelForSequenceClassification, LlamaConfig, modeling_utils
 
-    from trainlint.stages.s3_model import probe as s3
+    from trainlint.probe.child.frameworks.hf_trainer import install_tiny_model
 
     LlamaConfig(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32,
                 num_key_value_heads=8, vocab_size=32000, pad_token_id=0).save_pretrained(tmp_path / "llama")
     h = Recorder()
     original = modeling_utils.PreTrainedModel.__dict__["from_pretrained"]
     try:
-        s3.install_tiny_model(h, modeling_utils)
+        install_tiny_model(h, modeling_utils)
         model = AutoModelForSequenceClassification.from_pretrained(str(tmp_path / "llama"), num_labels=5)
     finally:
         modeling_utils.PreTrainedModel.from_pretrained = original

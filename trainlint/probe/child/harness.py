@@ -24,8 +24,6 @@ T = TypeVar("T")
 #: ``hook(exc, line)``: a plugin's look at an exception of the script before it is classified (it may
 #: stop the run with a status of its own, e.g. a CUDA feature the CPU emulation does not provide).
 ExceptionHook = Callable[[BaseException, "int | None"], None]
-#: ``mapper(exc, line) -> (code, message, evidence[, confirms]) | None``: a script exception as a code.
-ExceptionMapper = Callable[[BaseException, "int | None"], "tuple[Any, ...] | None"]
 ImportHook = Callable[[types.ModuleType], None]
 
 
@@ -70,10 +68,6 @@ class Harness:
         self.emitted: set[str] = set()
         #: plugins' looks at a script exception, before it is classified
         self.exception_hooks: list[ExceptionHook] = []
-        #: script exceptions as codes, first match wins
-        self.exception_mappers: list[ExceptionMapper] = []
-        #: free-form state shared between hooks and checks (e.g. recorded label columns)
-        self.state: dict[str, Any] = {}
         self.strict = strict
         #: time.monotonic() when the child started (for the timings in the notes)
         self.started = time.monotonic()
@@ -87,6 +81,7 @@ class Harness:
         self._busy_depth = 0
         self._ended = False
         self._end_hooks: list[Callable[[], None]] = []
+        self._kept: dict[type, object] = {}
         self._imports = _PostImportFinder(self)
 
     # ------------------------------------------------------------ events
@@ -255,6 +250,19 @@ class Harness:
     def elapsed(self) -> float:
         """Seconds since the child started."""
         return time.monotonic() - self.started
+
+    # ------------------------------------------------------------ what plugins record for checks
+
+    def keep(self, record: T) -> T:
+        """Keep ``record`` for the rest of the run, found by its type (a plugin's observations, e.g. the
+        label columns ``load_dataset`` returned): one record per type."""
+        self._kept[type(record)] = record
+        return record
+
+    def kept(self, kind: type[T]) -> T | None:
+        """The record of type ``kind`` kept by a plugin, if any."""
+        record = self._kept.get(kind)
+        return record if isinstance(record, kind) else None
 
 
 def error_at(exc: BaseException) -> str:

@@ -1,7 +1,9 @@
 """The probe's child process, ``python -m trainlint.probe.child`` (see ../PROTOCOL.md).
 
-Reads the config, installs the framework plugins' post-import hooks, runs the user's script as
-``__main__`` and turns the way it ends into an ``end`` event. Standard library only.
+Reads the configuration, makes the run's :class:`~trainlint.probe.child.harness.Harness`, installs the
+framework plugins (their post-import hooks), runs the user's script as ``__main__`` and turns the way it
+ends into an ``end`` event: an exception is classified at the point ``script.exception``. Standard
+library only.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ import runpy
 import sys
 import time
 import traceback
-from typing import Any
 
-from trainlint.probe.child import harness
+from trainlint.probe.child import harness, registry
 from trainlint.probe.child.harness import Harness, ProbeStop
+from trainlint.probe.child.offline import offline_resource
+from trainlint.probe.child.points import SCRIPT_EXCEPTION, ScriptError
 from trainlint.probe.protocol import PROTOCOL_VERSION, Config, Hello
 
 
@@ -33,29 +36,21 @@ def _install_plugins(h: Harness, names: list[str]) -> None:
             install(h)
 
 
-def _classify(h: Harness, exc: BaseException, line: int | None) -> tuple[Any, ...]:
-    for mapper in h.exception_mappers:
-        try:
-            got = mapper(exc, line)
-        except Exception:  # noqa: BLE001
-            got = None
-        if got:
-            return got
-    text = f"{type(exc).__name__}: {exc}".strip()
-    first = text.splitlines()[0] if text else type(exc).__name__
-    if len(first) > 300:
-        first = first[:297] + "..."
-    return (
-        "TL707",
-        f"the script raised {first} at {h.where(line)} before training",
-        f"{first} at {h.where(line)}" + (f": `{h.user_source_line(line)}`" if line else ""),
-    )
-
-
 def _report_exception(h: Harness, exc: BaseException) -> None:
+    """The script raised before training: the plugins look first (one may end the run with a status of
+    its own), then the classifiers of ``script.exception`` name its code."""
     line = h.user_line(exc.__traceback__)
-    code, message, evidence, *rest = _classify(h, exc, line)
-    h.finding(code, message, evidence=evidence, line=line, confirms=tuple(rest[0]) if rest else ())
+    for hook in list(h.exception_hooks):
+        try:
+            hook(exc, line)
+        except ProbeStop:
+            raise
+        except Exception:  # noqa: BLE001  # a broken hook must not hide the script's error
+            pass
+    got = registry.classify(h, SCRIPT_EXCEPTION, ScriptError(exc, line))
+    message = got.message if got is not None else f"the script raised {type(exc).__name__} before training"
+    if got is not None:
+        h.finding(got.code, got.message, evidence=got.evidence, line=line, confirms=got.confirms)
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:])
     h.detail("script traceback (last frames):\n" + tb.rstrip())
     h.end("script-error", message, line)
@@ -139,9 +134,7 @@ def _asset_problem(exc: BaseException) -> str | None:
         return None
     what = ""
     try:
-        from trainlint.stages.s8_compat.probe import _offline_resource
-
-        found = _offline_resource(exc)
+        found = offline_resource(exc)
         if found is not None:
             what = f"{found[0]} {found[1]!r}"
     except Exception:  # noqa: BLE001
@@ -227,13 +220,6 @@ def main() -> int:
     except (ValueError, OSError) as exc:
         h.note(f"the probe's resource limits could not be set: {exc}")
 
-    # Exception mapping of known API breaks (TL804, TL805, ...), from the compat stage.
-    try:
-        from trainlint.stages.s8_compat.probe import classify_exception
-
-        h.exception_mappers.append(lambda exc, line: classify_exception(h, exc, line))
-    except ImportError:
-        pass
     _install_plugins(h, config.plugins)
 
     sys.argv = list(config.argv or [config.script])

@@ -14,9 +14,11 @@ import contextlib
 import sys
 from typing import Any, Iterator
 
-from trainlint.probe.child.checks import probe_check
-from trainlint.probe.child.torch_util import collation_failure, collator_name, error_text, first_batch, unwrap_model
 from trainlint.probe.child.harness import Harness
+from trainlint.probe.child.points import TRAINER_EVAL_BATCH, TrainerState
+from trainlint.probe.child.registry import check
+from trainlint.probe.child.torch_util import collator_name, error_text, first_batch, unwrap_model
+from trainlint.stages.s2_batching.probe import collation_failure
 
 
 def _numpify(x: Any) -> Any:
@@ -92,9 +94,10 @@ def _retry_with_argmax(compute_metrics: Any, eval_prediction: Any, preds: Any, l
     return result if result is not None else None
 
 
-@probe_check("TL101", "TL201", "TL202", "TL106", "TL301", "TL601", "TL602", "TL603", "TL606", "TL607", "TL707",
-             framework="torch", path="trainer", phase="evaluation", after_stop=True)
-def check_trainer_eval(h: Harness, st: Any) -> None:
+@check(TRAINER_EVAL_BATCH, "TL601", "TL602", "TL603", "TL606", "TL607",
+       # the evaluation batch can show the failures of the earlier stages too, when training did not
+       "TL101", "TL201", "TL202", "TL106", "TL301", "TL707")
+def check_trainer_eval(h: Harness, st: TrainerState) -> None:
     """Evaluation is independent of the training batch: probed even when training failed."""
     import torch
 
@@ -102,7 +105,7 @@ def check_trainer_eval(h: Harness, st: Any) -> None:
         _check_trainer_eval(h, st)
 
 
-def _check_trainer_eval(h: Harness, st: Any) -> None:
+def _check_trainer_eval(h: Harness, st: TrainerState) -> None:
     trainer = st.trainer
     compute_metrics = getattr(trainer, "compute_metrics", None)
     if compute_metrics is None:

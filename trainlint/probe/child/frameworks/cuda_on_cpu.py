@@ -41,7 +41,9 @@ import sysconfig
 import types
 from typing import Any
 
+from trainlint.probe.child import registry
 from trainlint.probe.child.harness import Harness
+from trainlint.probe.child.points import CUDA_EMULATED, DeviceEmulation
 
 #: Launchers whose processes read the torchrun environment (rank, world size, master address).
 DIST_LAUNCHERS = ("torchrun", "torch.distributed.launch", "torch.distributed.run", "deepspeed")
@@ -75,23 +77,13 @@ _WORLD_SIGNS = re.compile(
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # .../trainlint
 
 
-class _State:
-    """What was emulated, for the one note at the end of the run."""
-
-    def __init__(self) -> None:
-        self.mapped: dict[str, int] = {}
-        self.world: str = ""
-        self.fp16 = False
-        self.flushed = False
-
-    def add(self, what: str) -> None:
-        self.mapped[what] = self.mapped.get(what, 0) + 1
-
-
-_st = _State()
+def _emulation(h: Harness) -> DeviceEmulation:
+    """What was emulated so far (kept on the harness by :func:`install`)."""
+    return h.kept(DeviceEmulation) or h.keep(DeviceEmulation())
 
 
 def install(h: Harness) -> None:
+    h.keep(DeviceEmulation())
     raw = h.config.launcher
     launcher = (launcher_name(raw) or raw) if raw else ""
     source = _script_source(h)
@@ -103,7 +95,7 @@ def install(h: Harness) -> None:
     h.when_imported("accelerate.accelerator", lambda m: _on_accelerate(h, m))
     h.when_imported("transformers.modeling_utils", lambda m: _on_modeling_utils(h, m))
     h.when_imported("deepspeed", lambda m: _on_deepspeed(h, m))
-    h.exception_mappers.insert(0, lambda exc, line: _map_exception(h, exc, line))
+    h.exception_hooks.insert(0, lambda exc, line: _cuda_error(h, exc, line))
     h.on_end(lambda: _flush(h))
 
 
@@ -119,23 +111,18 @@ def _script_source(h: Harness) -> str:
 
 
 def _flush(h: Harness) -> None:
-    if _st.flushed:
+    st = _emulation(h)
+    if st.flushed:
         return
-    _st.flushed = True
-    if _st.mapped:
-        h.note("CUDA emulated on CPU (the probe has no GPU): " + "; ".join(_st.mapped))
-        codes = set(h.config.static_codes)
-        if _st.fp16:
+    st.flushed = True
+    if st.mapped:
+        h.note("CUDA emulated on CPU (the probe has no GPU): " + "; ".join(st.mapped))
+        if st.fp16:
             h.note("float16 mixed precision ran as float32 on the CPU: a float16 overflow (inf/NaN loss, "
                    "skipped GradScaler steps) could not be confirmed on CPU")
-            if "TL406" in codes:
-                h.incomplete("float16 overflow", "autocast(float16) ran as float32 on the CPU: a non-finite "
-                             "loss in float16 could not be confirmed on CPU", ["TL406"])
-        if "TL703" in codes:
-            h.incomplete("GPU memory", "CUDA emulated on CPU: GPU memory growth could not be confirmed on CPU",
-                         ["TL703"])
-    if _st.world:
-        h.note(_st.world)
+        registry.announce(h, CUDA_EMULATED, st)
+    if st.world:
+        h.note(st.world)
 
 
 # ---------------------------------------------------------------- who is asking
@@ -178,7 +165,7 @@ def _on_torch(h: Harness, torch: types.ModuleType) -> None:
     if torch.cuda.is_available():
         return  # a real GPU: nothing to emulate
     _install_device_mode(h, torch)
-    _patch_load(torch)
+    _patch_load(h, torch)
     _patch_cuda_queries(h, torch)
     _patch_amp(h, torch)
     _patch_distributed(h, torch)
@@ -195,6 +182,7 @@ def _device_type(d: Any, torch: Any) -> str:
 
 
 def _install_device_mode(h: Harness, torch: Any) -> None:
+    st = _emulation(h)
     try:
         from torch.overrides import TorchFunctionMode
     except ImportError:
@@ -203,7 +191,7 @@ def _install_device_mode(h: Harness, torch: Any) -> None:
 
     def to_cpu(d: Any, what: str) -> Any:
         if _device_type(d, torch) == "cuda":
-            _st.add(what)
+            st.add(what)
             return cpu
         return d
 
@@ -216,7 +204,7 @@ def _install_device_mode(h: Harness, torch: Any) -> None:
                 func = func.__wrapped__
             name = getattr(func, "__name__", "")
             if name == "cuda" and args:
-                _st.add(".cuda() → CPU")
+                st.add(".cuda() → CPU")
                 keep = {k: v for k, v in kwargs.items() if k in ("non_blocking", "memory_format")}
                 return args[0].to(cpu, **keep)
             if name == "pin_memory" and args:
@@ -229,11 +217,12 @@ def _install_device_mode(h: Harness, torch: Any) -> None:
 
     mode = CudaOnCpu()
     mode.__enter__()  # for the whole run, on the main thread (modes are thread-local)
-    h.state["cuda_on_cpu_mode"] = mode
+    st.mode = mode
 
 
-def _patch_load(torch: Any) -> None:
+def _patch_load(h: Harness, torch: Any) -> None:
     """``torch.load(..., map_location="cuda:0")`` (or a checkpoint saved on a GPU): onto the CPU."""
+    st = _emulation(h)
     original = torch.load
 
     @functools.wraps(original)
@@ -241,7 +230,7 @@ def _patch_load(torch: Any) -> None:
         where = kwargs.get("map_location", args[1] if len(args) > 1 else None)
         if where is None or isinstance(where, (str, int)) or isinstance(where, torch.device) or isinstance(where, dict):
             if isinstance(where, dict) or (where is not None and _device_type(where, torch) == "cuda"):
-                _st.add(f"torch.load(map_location={where!r}) → CPU")
+                st.add(f"torch.load(map_location={where!r}) → CPU")
             args = args[:1] + args[2:] if len(args) > 1 else args
             kwargs["map_location"] = "cpu"
         return original(*args, **kwargs)
@@ -286,18 +275,19 @@ class _Event:
 
 
 def _patch_cuda_queries(h: Harness, torch: Any) -> None:
+    st = _emulation(h)
     cuda = torch.cuda
     real_available, real_count = cuda.is_available, cuda.device_count
 
     def is_available() -> bool:
         if _asked_by_script():
-            _st.add("torch.cuda.is_available() → True for the script")
+            st.add("torch.cuda.is_available() → True for the script")
             return True
         return real_available()
 
     def device_count() -> int:
         if _asked_by_script():
-            _st.add("torch.cuda.device_count() → 1 for the script")
+            st.add("torch.cuda.device_count() → 1 for the script")
             return 1
         return real_count()
 
@@ -306,7 +296,7 @@ def _patch_cuda_queries(h: Harness, torch: Any) -> None:
 
     def noop(what: str) -> Any:
         def f(*args: Any, **kwargs: Any) -> None:
-            _st.add(what)
+            st.add(what)
 
         return f
 
@@ -319,7 +309,7 @@ def _patch_cuda_queries(h: Harness, torch: Any) -> None:
 
     class device:  # torch.cuda.device(i): a context manager that does nothing on the CPU
         def __init__(self, *args: Any, **kwargs: Any) -> None:
-            _st.add("torch.cuda.device(...) → CPU")
+            st.add("torch.cuda.device(...) → CPU")
 
         def __enter__(self) -> None:
             return None
@@ -368,6 +358,7 @@ def _patch_cuda_queries(h: Harness, torch: Any) -> None:
 
 
 def _patch_amp(h: Harness, torch: Any) -> None:
+    st = _emulation(h)
     try:
         from torch.amp import autocast_mode, grad_scaler
     except ImportError:
@@ -381,9 +372,9 @@ def _patch_amp(h: Harness, torch: Any) -> None:
         if str(device_type).startswith("cuda") and enabled:
             dt = dtype if dtype is not None else torch.float16
             name = str(dt).replace("torch.", "")
-            _st.add(f"autocast('cuda', {name}) → off (float32)")
+            st.add(f"autocast('cuda', {name}) → off (float32)")
             if dt == torch.float16:
-                _st.fp16 = True
+                st.fp16 = True
             enabled = False
         original_ac(self, device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
@@ -395,8 +386,8 @@ def _patch_amp(h: Harness, torch: Any) -> None:
     @functools.wraps(original_gs)
     def gs_init(self: Any, device: str = "cuda", *args: Any, **kwargs: Any) -> None:
         if str(device).startswith("cuda") and kwargs.get("enabled", True) is not False:
-            _st.add("GradScaler('cuda') → off (no loss scaling)")
-            _st.fp16 = True
+            st.add("GradScaler('cuda') → off (no loss scaling)")
+            st.fp16 = True
             kwargs["enabled"] = False
             if args:  # (init_scale, growth_factor, backoff_factor, growth_interval, enabled)
                 args = args[:4]
@@ -442,8 +433,8 @@ def loopback_up() -> str:
 
 
 def _setup_world_env(h: Harness, launcher: str, source: str) -> None:
-    why = loopback_up()
-    h.state["loopback"] = why
+    st = _emulation(h)
+    st.loopback = loopback_up()
     env = {
         "RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "LOCAL_WORLD_SIZE": "1", "GROUP_RANK": "0",
         "ROLE_RANK": "0", "ROLE_WORLD_SIZE": "1", "GROUP_WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
@@ -458,7 +449,7 @@ def _setup_world_env(h: Harness, launcher: str, source: str) -> None:
         if m and not any(a.startswith(m.group(1)) for a in argv[1:]):
             h.config.argv = [argv[0], f"{m.group(1)}=0", *argv[1:]]
     how = f"as `{launcher}` with one process" if launcher else "the script uses torch.distributed; no --launcher given"
-    _st.world = (f"probed as rank 0 of a world of size 1 ({how}): RANK=0, "
+    st.world = (f"probed as rank 0 of a world of size 1 ({how}): RANK=0, "
                  f"WORLD_SIZE=1, LOCAL_RANK=0, MASTER_ADDR=127.0.0.1, MASTER_PORT={os.environ['MASTER_PORT']}")
 
 
@@ -571,6 +562,7 @@ def _register_world_of_one() -> "str | None":
 
 
 def _patch_distributed(h: Harness, torch: Any) -> None:
+    st = _emulation(h)
     try:
         import torch.distributed as dist
         from torch.distributed import distributed_c10d as c10d
@@ -593,15 +585,15 @@ def _patch_distributed(h: Harness, torch: Any) -> None:
         asked_world = a.get("world_size", -1)
         if asked_world in (-1, None):
             asked_world = os.environ.get("WORLD_SIZE", "?")
-        why = h.state.get("loopback")
+        why = st.loopback
         if why is None:
-            why = h.state["loopback"] = loopback_up()
+            why = st.loopback = loopback_up()
         backend = "gloo"
         if why:  # gloo binds to the loopback interface: without it, an in-process world of one
-            backend = h.state.get("world_of_one") or _register_world_of_one()
+            backend = st.world_of_one or _register_world_of_one()
             if backend is None:
                 _unsupported(h, "torch.distributed", f"init_process_group needs the loopback network for gloo: {why}")
-            h.state["world_of_one"] = backend
+            st.world_of_one = backend
         a["backend"] = backend
         a.pop("init_method", None)
         a["store"] = dist.HashStore()
@@ -609,10 +601,10 @@ def _patch_distributed(h: Harness, torch: Any) -> None:
         if a.get("device_id") is not None:
             a["device_id"] = None
         a.pop("pg_options", None)
-        if not _st.world:
-            _st.world = "probed as rank 0 of a world of size 1"
+        if not st.world:
+            st.world = "probed as rank 0 of a world of size 1"
         got = "gloo" if backend == "gloo" else "a world of one in this process (collectives are copies; no network)"
-        _st.world += (f"; init_process_group(backend={asked_backend!r}, world_size={asked_world}) → {got}, "
+        st.world += (f"; init_process_group(backend={asked_backend!r}, world_size={asked_world}) → {got}, "
                       "rank 0 of 1, in-process store")
         return original(**a)
 
@@ -642,7 +634,7 @@ def _patch_distributed(h: Harness, torch: Any) -> None:
     if mp is not None:
         def spawn(fn: Any, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool = False,
                   start_method: str = "spawn") -> None:
-            _st.world = (_st.world or "probed as rank 0 of a world of size 1") + (
+            st.world = (st.world or "probed as rank 0 of a world of size 1") + (
                 f"; mp.spawn(nprocs={nprocs}) → one call of {getattr(fn, '__name__', 'fn')}(0, ...) in the probe process")
             fn(0, *args)
             return None
@@ -674,7 +666,7 @@ def _patch_distributed(h: Harness, torch: Any) -> None:
                 dropped.append(key)
                 kwargs[key] = None
         if dropped:
-            _st.add(f"DistributedDataParallel({', '.join(sorted(set(dropped)))}=...) → CPU module")
+            st.add(f"DistributedDataParallel({', '.join(sorted(set(dropped)))}=...) → CPU module")
         original_ddp(self, module, *args, **kwargs)
 
     DDP.__init__ = ddp_init
@@ -688,7 +680,7 @@ def _patch_distributed(h: Harness, torch: Any) -> None:
     @functools.wraps(original_fsdp)
     def fsdp_init(self: Any, module: Any, *args: Any, **kwargs: Any) -> None:
         if kwargs.get("device_id") is not None and _device_type(kwargs["device_id"], torch) == "cuda":
-            _st.add("FullyShardedDataParallel(device_id=cuda) → CPU")
+            st.add("FullyShardedDataParallel(device_id=cuda) → CPU")
             kwargs["device_id"] = torch.device("cpu")
         original_fsdp(self, module, *args, **kwargs)
 
@@ -705,6 +697,7 @@ def _unsupported(h: Harness, stack: str, reason: str) -> None:
 
 
 def _on_accelerate(h: Harness, mod: types.ModuleType) -> None:
+    st = _emulation(h)
     Accelerator = getattr(mod, "Accelerator", None)
     if Accelerator is None:
         return
@@ -714,8 +707,8 @@ def _on_accelerate(h: Harness, mod: types.ModuleType) -> None:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         asked = kwargs.get("mixed_precision") or os.environ.get("ACCELERATE_MIXED_PRECISION")
         if str(asked) == "fp16" and not _real_cuda():
-            _st.add("Accelerator(mixed_precision='fp16') → 'no' (float32)")
-            _st.fp16 = True
+            st.add("Accelerator(mixed_precision='fp16') → 'no' (float32)")
+            st.fp16 = True
             kwargs["mixed_precision"] = "no"
             os.environ.pop("ACCELERATE_MIXED_PRECISION", None)
         original(self, *args, **kwargs)
@@ -735,6 +728,7 @@ def _cpu_device_map(device_map: Any) -> Any:
 
 
 def _on_modeling_utils(h: Harness, mod: types.ModuleType) -> None:
+    st = _emulation(h)
     PreTrainedModel = getattr(mod, "PreTrainedModel", None)
     if PreTrainedModel is None or _real_cuda():
         return
@@ -744,7 +738,7 @@ def _on_modeling_utils(h: Harness, mod: types.ModuleType) -> None:
     def from_pretrained(cls: Any, *args: Any, **kwargs: Any) -> Any:
         mapped = _cpu_device_map(kwargs.get("device_map"))
         if mapped is not None:
-            _st.add(f"from_pretrained(device_map={kwargs['device_map']!r}) → 'cpu'")
+            st.add(f"from_pretrained(device_map={kwargs['device_map']!r}) → 'cpu'")
             kwargs["device_map"] = mapped
         return original(cls, *args, **kwargs)
 
@@ -782,17 +776,10 @@ _CUDA_ERRORS = ("Torch not compiled with CUDA enabled", "Cannot access accelerat
                 "No CUDA GPUs are available", "NCCL", "CUDA driver")
 
 
-def _map_exception(h: Harness, exc: BaseException, line: int | None) -> tuple | None:
+def _cuda_error(h: Harness, exc: BaseException, line: int | None) -> None:
+    """A CUDA feature the emulation does not provide: a status (unsupported), not a finding."""
     text = f"{type(exc).__name__}: {exc}"
     if any(s in text for s in _CUDA_ERRORS) and not _real_cuda():
         first = text.strip().splitlines()[0][:240]
         _unsupported(h, "CUDA emulation", f"the script uses a CUDA feature the CPU emulation does not provide, "
                      f"at {h.where(line)}: {first}")
-    if isinstance(exc, RuntimeError) and "doesn't have any parameter that requires a gradient" in str(exc):
-        return (
-            "TL305",
-            "the model has no trainable parameter: DistributedDataParallel refuses to wrap it (every "
-            "parameter has requires_grad=False)",
-            f"{text.splitlines()[0][:240]} at {h.where(line)}",
-        )
-    return None

@@ -1,4 +1,4 @@
-"""Child-side plugin for TensorFlow/Keras ``model.fit`` (see PROTOCOL.md; loaded as ``hooks_keras``).
+"""Child-side plugin for TensorFlow/Keras ``model.fit`` (see ../../PROTOCOL.md).
 
 Post-import hooks only: nothing here imports tensorflow, keras, tf_keras, transformers or datasets
 before the script does. Both Keras flavours are handled, whatever ``tf.keras`` means in the script
@@ -11,27 +11,32 @@ before the script does. Both Keras flavours are handled, whatever ``tf.keras`` m
 - ``datasets.arrow_dataset``: ``Dataset.to_tf_dataset`` remembers which ``datasets.Dataset`` and columns
   a ``tf.data.Dataset`` was made from, so the label range covers the whole label column cheaply.
 
-At ``fit``, one real batch is taken from what was passed (``tf.data.Dataset``, arrays, dicts), the stage
-checks registered with ``@probe_check(..., framework="keras", path="fit")`` in ``stages/s*/probe_keras.py``
-run in pipeline order, and the script is stopped without training. A hand-written ``GradientTape`` loop
-(no ``fit``) is observed through the optimizer's ``apply_gradients`` for two steps
-(``stages/s7_loop/probe_keras.py``).
+At ``fit`` the points ``fit.reached``, ``fit.batch`` (and ``fit.overfit`` with ``--overfit``) are
+announced on a :class:`~trainlint.probe.child.points.KerasState` (the batch-taking check of the
+batching stage takes one real batch from what was passed: ``tf.data.Dataset``, arrays, dicts), and the
+script is stopped without training. A hand-written ``GradientTape`` loop (no ``fit``) is observed
+through the optimizer's ``apply_gradients`` for two steps: the points ``tape.apply`` and
+``tape.step_done``.
 """
 
 from __future__ import annotations
 
 import functools
-import sys
 import types
 from typing import Any
 
 from trainlint.probe.child import keras_util as ku
-from trainlint.probe.child.checks import emits
+from trainlint.probe.child import registry
 from trainlint.probe.child.harness import Harness
-
-emits("TL807", "TL808", framework="keras", where="model.fit reached / Keras 3 object given to tf-keras")
-
-_MISSING = object()
+from trainlint.probe.child.points import (
+    FIT_BATCH,
+    FIT_OVERFIT,
+    FIT_REACHED,
+    TAPE_APPLY,
+    TAPE_STEP_DONE,
+    KerasState,
+    TapeState,
+)
 
 
 def install(h: Harness) -> None:
@@ -40,44 +45,6 @@ def install(h: Harness) -> None:
     h.when_imported("tf_keras", lambda m: _on_keras(h, m, "tf_keras"))
     h.when_imported("transformers.modeling_tf_utils", lambda m: _on_transformers_tf(h, m))
     h.when_imported("datasets.arrow_dataset", lambda m: _on_arrow_dataset(h, m))
-    h.exception_mappers.append(map_exception)
-
-
-def map_exception(exc: BaseException, line: int | None) -> tuple[str, str, str] | None:
-    """Script errors before ``fit`` that have a catalog code: a Keras 3 object given to a tf-keras
-    (transformers) model is TL808."""
-    text = str(exc)
-    if "Could not interpret" in text and "keras.src." in text:
-        what = text.split("Could not interpret", 1)[1].split(":", 1)[0].strip() or "identifier"
-        first = text.strip().splitlines()[0]
-        return (
-            "TL808",
-            f"a Keras 3 object was given to a tf-keras model (could not interpret {what}): "
-            "tensorflow.keras meant Keras 3 when it was imported, transformers models use tf-keras",
-            f"{type(exc).__name__}: {first[:240]}; import the optimizer from tf_keras (or set "
-            "TF_USE_LEGACY_KERAS=1 before importing tensorflow), or use transformers.create_optimizer",
-        )
-    return None
-
-
-# ---------------------------------------------------------------- framework flavours
-
-
-def flavour_of(model: Any) -> tuple[str, types.ModuleType | None]:
-    """``("tf_keras" | "keras", module)``: the Keras the model's class is built on."""
-    for klass in type(model).__mro__:
-        mod = klass.__module__ or ""
-        if mod.startswith("tf_keras"):
-            return "tf_keras", sys.modules.get("tf_keras")
-        if mod.startswith("keras"):
-            return "keras", sys.modules.get("keras")
-    return "keras", sys.modules.get("keras")
-
-
-def is_transformers_model(model: Any) -> bool:
-    mod = sys.modules.get("transformers.modeling_tf_utils")
-    base = getattr(mod, "TFPreTrainedModel", None)
-    return base is not None and isinstance(model, base)
 
 
 # ---------------------------------------------------------------- hooks
@@ -151,9 +118,7 @@ def _on_keras(h: Harness, mod: types.ModuleType, name: str) -> None:
         except ImportError:
             return
     _patch_model_class(h, Model)
-    from trainlint.stages.s7_loop import probe_keras as loop
-
-    h.guarded("GradientTape loop observer", loop.install_tape_observer, h, name)
+    h.guarded("GradientTape loop observer", install_tape_observer, h, name)
 
 
 def _on_transformers_tf(h: Harness, mod: types.ModuleType) -> None:
@@ -208,57 +173,162 @@ def _as_list(value: Any) -> list[str] | None:
 # ---------------------------------------------------------------- the probe at fit()
 
 
-class KerasState:
-    """What one stage hands to the next at ``fit``: the model, the batch, the outputs."""
-
-    def __init__(self, h: Harness, model: Any, fit_args: dict[str, Any], line: int | None) -> None:
-        self.h = h
-        self.model = model
-        self.line = line
-        self.fit_args = fit_args
-        self.flavour, self.kmod = flavour_of(model)
-        self.transformers = is_transformers_model(model)
-        self.compile: dict[str, Any] = model.__dict__.get("_trainlint_compile") or {}
-        self.compile_line: int | None = self.compile.get("line")
-        self.stop = False  # a stage failed in a way that makes the next stages meaningless
-        # The batch, as fit would see it: features, separate labels (y), sample weights.
-        self.source: str = ""  # where the batch came from, in words
-        self.dataset: Any = None  # the tf.data.Dataset passed to fit, if any
-        self.dataset_info: dict[str, Any] | None = None  # from to_tf_dataset
-        self.raw_batch: Any = None
-        self.features: Any = None
-        self.y: Any = None
-        self.sample_weight: Any = None
-        self.label_keys: list[str] = []  # label keys found inside the feature dict
-        self.labels: Any = None  # numpy labels of the batch (from y or from the features)
-        self.label_name: str = ""  # "y" or the key in the features
-        self.outputs: Any = None  # numpy model outputs (logits or probabilities) on the batch
-        self.num_classes: int | None = None
-        self.num_classes_source: str = ""
-        self.out_of_range: Any = None  # boolean numpy mask over the batch: label outside the head
-        self.step_losses: list[float] = []
-
-
 _FIT_PARAMS = ("x", "y", "batch_size", "epochs", "verbose", "callbacks", "validation_split", "validation_data",
                "shuffle", "class_weight", "sample_weight")
 
 
-def probe_fit(h: Harness, model: Any, args: tuple, kwargs: dict, line: int | None) -> None:
-    """Run the registered Keras checks of every stage (``@probe_check(..., framework="keras",
-    path="fit")`` in ``stages/s*/probe_keras.py``) in pipeline order on one real batch."""
-    from trainlint.probe.child import checks
-
+def probe_fit(h: Harness, model: Any, args: tuple[Any, ...], kwargs: dict[str, Any], line: int | None) -> None:
+    """Announce the points of ``fit``, in pipeline order, on one :class:`KerasState`."""
     fit_args = dict(zip(_FIT_PARAMS, args))
     fit_args.update(kwargs)
-    st = KerasState(h, model, fit_args, line)
+    st = KerasState.at_fit(model, fit_args, line)
     flavour = "tf-keras (Keras 2)" if st.flavour == "tf_keras" else "Keras 3"
     version = getattr(st.kmod, "__version__", "?")
     h.note(
         f"probe reached model.fit() at {h.where(line)}; {type(model).__name__} on {flavour} {version}"
         + (" (transformers TF model)" if st.transformers else "")
     )
-    # The script got as far as fit: the TF model classes exist in this environment.
-    h.checked("TL807", "TL808")
+    registry.announce(h, FIT_REACHED, st)
     with h.busy():
         ku.set_eager(st, True)  # one eager step costs less than tracing the train function
-        checks.run(h, st, "keras", "fit")
+        registry.announce(h, FIT_BATCH, st)
+        if h.config.overfit > 0:
+            registry.announce(h, FIT_OVERFIT, st)
+
+
+# ---------------------------------------------------------------- hand-written GradientTape loops
+
+
+def _before_traced(h: Harness, tape: TapeState, opt: Any, grads: list[Any], variables: list[Any]) -> None:
+    """``apply_gradients`` while ``tf.function`` traces the train step: which gradients are None is
+    known now; the variables are read outside the trace (``tf.init_scope``), before any step ran."""
+    import tensorflow as tf
+
+    if tape.traced_optimizer is None:
+        with tf.init_scope():
+            _before(h, tape, opt, grads, variables)
+        tape.traced_optimizer = opt
+
+
+def _before(h: Harness, tape: TapeState, opt: Any, grads: list[Any], variables: list[Any]) -> None:
+    line = h.user_line()
+    if tape.steps == 0:
+        tape.watched = list(variables)
+        tape.first = [ku.np_of(v).copy() for v in variables]
+        lr, sched = ku.effective_lr(opt)
+        h.note(f"GradientTape loop: {type(opt).__name__} at learning_rate {ku.fmt_lr(lr)}{sched}, "
+               f"{len(variables)} variables in apply_gradients ({h.where(line)})")
+    tape.optimizer, tape.grads, tape.variables, tape.line = opt, grads, variables, line
+    registry.announce(h, TAPE_APPLY, tape)
+
+
+def _after(h: Harness, tape: TapeState, opt: Any) -> None:
+    tape.steps += 1
+    if tape.steps < 2:
+        return
+    line = tape.line = h.user_line()
+    tape.optimizer = opt
+    registry.announce(h, TAPE_STEP_DONE, tape)
+    h.stop("reached-training",
+           f"stopped the GradientTape loop after observing two optimizer steps ({h.where(line)})", line)
+
+
+def _install_function_observer(h: Harness, tape: TapeState) -> None:
+    """A train step compiled with ``tf.function``: its Python body runs once (the trace), so steps are
+    counted on the calls of the ``tf.function`` once a trace has reached ``apply_gradients``."""
+    try:
+        from tensorflow.python.eager.polymorphic_function.polymorphic_function import Function
+    except ImportError:
+        return
+    original = Function.__dict__.get("__call__")
+    if original is None or getattr(original, "_trainlint_patched", False):
+        return
+
+    @functools.wraps(original)
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        import tensorflow as tf
+
+        if h.is_busy() or h.ended() or tape.depth or not tf.executing_eagerly():
+            return original(self, *args, **kwargs)
+        result = original(self, *args, **kwargs)
+        if tape.traced_optimizer is not None and not h.ended():
+            h.guarded("GradientTape loop", _after, h, tape, tape.traced_optimizer)
+        return result
+
+    __call__._trainlint_patched = True  # type: ignore[attr-defined]
+    Function.__call__ = __call__
+
+
+def install_tape_observer(h: Harness, flavour: str) -> None:
+    """Patch the optimizer entry points of ``flavour`` ("keras" or "tf_keras") that a GradientTape loop
+    calls. Calls made by ``fit`` never reach the observer: ``fit`` is intercepted first, and the probe's
+    own train steps run while ``h.busy()``."""
+    tape = h.kept(TapeState) or h.keep(TapeState())
+    if flavour == "keras":
+        try:
+            from keras.src.optimizers.base_optimizer import BaseOptimizer
+        except ImportError:
+            return
+        targets = [(BaseOptimizer, "apply", lambda a, k: (list(a[0]) if a else list(k.get("grads", [])),
+                                                          list(a[1]) if len(a) > 1 and a[1] is not None
+                                                          else list(k.get("trainable_variables") or [])))]
+    else:
+        targets = []
+        try:
+            from tf_keras.src.optimizers.optimizer import _BaseOptimizer
+
+            targets.append((_BaseOptimizer, "apply_gradients", None))
+        except ImportError:
+            pass
+        try:
+            from tf_keras.src.optimizers.legacy.optimizer_v2 import OptimizerV2
+
+            targets.append((OptimizerV2, "apply_gradients", None))
+        except ImportError:
+            pass
+        try:
+            from tf_keras.src.optimizers.optimizer import Optimizer
+
+            targets.append((Optimizer, "apply_gradients", None))
+        except ImportError:
+            pass
+
+    def pairs(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+        gv = list(args[0]) if args else list(kwargs.get("grads_and_vars") or [])
+        return [g for g, _ in gv], [v for _, v in gv]
+
+    for cls, name, split in targets:
+        original = cls.__dict__.get(name)
+        if original is None or getattr(original, "_trainlint_patched", False):
+            continue
+
+        def make(original: Any, split: Any) -> Any:
+            @functools.wraps(original)
+            def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+                import tensorflow as tf
+
+                if h.is_busy() or h.ended() or tape.depth:
+                    return original(self, *args, **kwargs)
+                if not tf.executing_eagerly():  # traced by tf.function: judged on the function's calls
+                    args = tuple(list(a) if i == 0 and split is None and not isinstance(a, (list, tuple)) else a
+                                 for i, a in enumerate(args))
+                    grads, variables = (split or pairs)(args, kwargs)
+                    h.guarded("GradientTape loop", _before_traced, h, tape, self, grads, variables)
+                    return original(self, *args, **kwargs)
+                tape.depth += 1
+                try:
+                    args = tuple(list(a) if i == 0 and split is None and not isinstance(a, (list, tuple)) else a
+                                 for i, a in enumerate(args))
+                    grads, variables = (split or pairs)(args, kwargs)
+                    h.guarded("GradientTape loop", _before, h, tape, self, grads, variables)
+                    result = original(self, *args, **kwargs)
+                finally:
+                    tape.depth -= 1
+                h.guarded("GradientTape loop", _after, h, tape, self)
+                return result
+
+            wrapper._trainlint_patched = True  # type: ignore[attr-defined]
+            return wrapper
+
+        setattr(cls, name, make(original, split))
+    _install_function_observer(h, tape)

@@ -34,7 +34,7 @@ class NoTPU(ValueError):
 
 def install(h: Harness) -> None:
     h.when_imported("tensorflow", lambda m: _on_tensorflow(h, m))
-    h.exception_mappers.insert(0, lambda exc, line: _unsupported(h, "TPUClusterResolver") if isinstance(exc, NoTPU)
+    h.exception_hooks.insert(0, lambda exc, line: _unsupported(h, "TPUClusterResolver") if isinstance(exc, NoTPU)
                                else None)
 
     def end() -> None:
