@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from support import recording_harness
 from trainlint.probe import protocol
 from trainlint.probe.child import points, registry
-from trainlint.probe.child.harness import Harness
 from trainlint.probe.child.points import Classification, Pipeline, Point
 
 SRC = Path(__file__).resolve().parents[2] / "trainlint"
@@ -111,14 +111,8 @@ def test_no_stage_probe_uses_another_stages_private_names():
                     assert not private, f"{own}/{path.name} imports {private} from {node.module}"
 
 
-class Recorder(Harness):
-    def __init__(self, strict: bool = False) -> None:
-        self.events: list[protocol.Event] = []
-        super().__init__(protocol.Config(script="train.py", argv=["train.py"], workdir="/w"),
-                         sink=self.events.append, strict=strict)
-
-    def of(self, kind):
-        return [e for e in self.events if isinstance(e, kind)]
+def of(h, kind):
+    return [e for e in h.events if isinstance(e, kind)]
 
 
 TEST_PIPELINE: Point[Pipeline] = Point("test.pipeline", "torch", pipeline=True)
@@ -156,15 +150,15 @@ def test_a_check_that_fails_is_incomplete_and_a_stop_skips_the_rest(fake_stage):
     fake_stage(TEST_PIPELINE, broken, "TL201")
     fake_stage(TEST_PIPELINE, stopper, "TL202", order=210)
     fake_stage(TEST_PIPELINE, later, "TL207", order=220)
-    h = Recorder()
+    h = recording_harness(strict=False)
     registry.announce(h, TEST_PIPELINE, Pipeline(1))
     assert ran == ["broken", "stopper"]
-    [incomplete] = h.of(protocol.Incomplete)
+    [incomplete] = of(h, protocol.Incomplete)
     assert incomplete.check == "s2_batching.broken" and "KeyError" in incomplete.reason
     assert incomplete.codes == ("TL201",)
-    assert [p.name for p in h.of(protocol.Phase)] == ["batching", "batching"]
+    assert [p.name for p in of(h, protocol.Phase)] == ["batching", "batching"]
     with pytest.raises(KeyError):  # strict (in-process tests): the bug fails the test
-        registry.announce(Recorder(strict=True), TEST_PIPELINE, Pipeline(1))
+        registry.announce(recording_harness(), TEST_PIPELINE, Pipeline(1))
 
 
 def test_the_first_classification_wins_and_a_broken_classifier_is_skipped(fake_stage):
@@ -180,7 +174,7 @@ def test_the_first_classification_wins_and_a_broken_classifier_is_skipped(fake_s
     fake_stage(TEST_CLASSIFIER, broken, "TL201", order=100)
     fake_stage(TEST_CLASSIFIER, first, "TL201", order=200)
     fake_stage(TEST_CLASSIFIER, second, "TL202", order=300)
-    h = Recorder()
+    h = recording_harness(strict=False)
     assert registry.classify(h, TEST_CLASSIFIER, "mine") == Classification("TL201", "m1", "e1")
     assert registry.classify(h, TEST_CLASSIFIER, "other") == Classification("TL202", "m2", "e2", ("TL207",))
 

@@ -6,24 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from support import need_modules
+from support import need_modules, recording_harness
 from trainlint.probe import protocol
 from trainlint.probe.child.harness import Harness
 
 pytestmark = pytest.mark.probe
 
 need_modules("torch", "transformers", "datasets")
-
-
-class Recorder(Harness):
-    """The real harness with its events recorded instead of sent, strict: a bug in a check must fail the
-    test, not become an "incomplete" or a note."""
-
-    def __init__(self, static_codes=(), overfit=0, tiny_model=False):
-        self.events: list[protocol.Event] = []
-        config = protocol.Config(script="train.py", argv=["train.py"], workdir="/nonexistent", overfit=overfit,
-                                 tiny_model=tiny_model, static_codes=list(static_codes))
-        super().__init__(config, sink=self.events.append, strict=True)
 
 
 def findings(h: Harness) -> list[tuple[str, str, str]]:
@@ -89,10 +78,10 @@ def trainer(tmp_path, model=None, train=None, eval_ds=None, **kw):
                    eval_dataset=eval_ds, **kw)
 
 
-def run(tr, static_codes=(), overfit=0, tiny_model=False) -> Recorder:
+def run(tr, static_codes=(), overfit=0, tiny_model=False) -> Harness:
     from trainlint.probe.child.frameworks.hf_trainer import probe_trainer
 
-    h = Recorder(static_codes, overfit, tiny_model)
+    h = recording_harness(static_codes=static_codes, overfit=overfit, tiny_model=tiny_model)
     probe_trainer(h, tr, "train", 10)
     return h
 
@@ -240,7 +229,7 @@ def test_tiny_model_from_a_large_config_without_weights(torch_stack, tmp_path):
 
     LlamaConfig(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32,
                 num_key_value_heads=8, vocab_size=32000, pad_token_id=0).save_pretrained(tmp_path / "llama")
-    h = Recorder()
+    h = recording_harness()
     original = modeling_utils.PreTrainedModel.__dict__["from_pretrained"]
     try:
         install_tiny_model(h, modeling_utils)
@@ -311,10 +300,10 @@ def test_a_plateau_on_a_random_tiny_model_is_a_note_not_tl706(torch_stack):
 
     optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(2))], lr=1e-4)
     flat = [1.0986] * 10
-    h = Recorder(tiny_model=True)
+    h = recording_harness(tiny_model=True)
     report_overfit(h, flat, optimizer, "--overfit 10: one batch", 3)
     assert codes(h) == [] and any("random --tiny-model" in n and "plateaus" in n for n in notes(h)), notes(h)
-    h = Recorder()
+    h = recording_harness()
     report_overfit(h, flat, optimizer, "--overfit 10: one batch", 3)
     assert codes(h) == ["TL706"] and "lr=0.0001" in findings(h)[0][1]
 

@@ -16,7 +16,8 @@ import threading
 import time
 import traceback
 import types
-from typing import IO, Any, Callable, Iterable, Iterator, NoReturn, Sequence, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import IO, Any, NoReturn, TypeVar
 
 from trainlint.probe import protocol
 
@@ -100,7 +101,8 @@ class Harness:
         line = protocol.encode(event, self._key)
         with self._lock:
             if self._events is None:
-                sys.__stderr__.write("[trainlint-probe] " + line + "\n")
+                if sys.__stderr__ is not None:
+                    sys.__stderr__.write("[trainlint-probe] " + line + "\n")
                 return
             try:
                 self._events.write(line + "\n")

@@ -229,7 +229,7 @@ def train_once(st: Any, x: Any, y: Any, sw: Any) -> float | None:
 def skip_warmup(h: Harness, st: Any) -> None:
     """A warmup schedule starts at learning rate 0: a first step would move nothing whatever the
     pipeline. Move the optimizer to the first step of the schedule with a non-zero rate."""
-    opt = getattr(st.model, "optimizer", None)
+    opt: Any = getattr(st.model, "optimizer", None)
     sched = schedule_of(opt) if opt is not None else None
     if sched is None:
         return

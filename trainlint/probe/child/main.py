@@ -161,7 +161,7 @@ def redirect_output_args(argv: list[str], workdir: str) -> tuple[list[str], list
     """Point the script's output options into the work directory, the only writable place of the
     sandbox (a script's own ``os.makedirs(args.output_dir)`` would fail there). Returns the new
     argv and a description of each change."""
-    out, changed = list(argv), []
+    out, changed = list(argv), list[str]()
     root = os.path.join(workdir, "outputs")
     i = 1
     while i < len(out):

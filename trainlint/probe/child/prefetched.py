@@ -5,21 +5,22 @@ finds nothing in the (offline) datasets cache."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 
-def hf_home(env: dict[str, str] | None = None) -> str:
+def hf_home(env: Mapping[str, str] | None = None) -> str:
     env = os.environ if env is None else env
     xdg = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.expanduser(env.get("HF_HOME") or os.path.join(xdg, "huggingface"))
 
 
-def dataset_dir(name: str, config: str | None, env: dict[str, str] | None = None) -> str:
+def dataset_dir(name: str, config: str | None, env: Mapping[str, str] | None = None) -> str:
     """Where the prefetched rows of ``load_dataset(name, config)`` are kept."""
     return os.path.join(hf_home(env), "trainlint", "prefetch", "datasets", name.replace("/", "--"), config or "default")
 
 
-def load_prefetched(args: tuple, kwargs: dict) -> Any:
+def load_prefetched(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """In the probe: the prefetched copy for a ``load_dataset(*args, **kwargs)`` call, or None."""
     name = args[0] if args else kwargs.get("path")
     config = args[1] if len(args) > 1 else kwargs.get("name")

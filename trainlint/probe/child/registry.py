@@ -27,7 +27,8 @@ import dataclasses
 import importlib
 import os
 import re
-from typing import Any, Callable, Iterable, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from trainlint.probe.child.harness import Harness, ProbeStop, error_at
 from trainlint.probe.child.points import Classification, Pipeline, Point

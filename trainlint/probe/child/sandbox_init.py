@@ -26,6 +26,10 @@ import os
 import signal
 import sys
 
+TYPE_CHECKING = False  # the typing module is not imported at run time: the init starts once per probe
+if TYPE_CHECKING:
+    from typing import Any
+
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC = 32, 1024, 2048, 4096, 16384
 MS_PRIVATE, MS_RELATIME, MS_STRICTATIME = 1 << 18, 1 << 21, 1 << 24
@@ -39,7 +43,7 @@ SETUP_FAILED = 97
 _libc = None
 
 
-def _c():
+def _c() -> Any:
     global _libc
     if _libc is None:
         _libc = ctypes.CDLL(None, use_errno=True)
@@ -56,8 +60,12 @@ def prctl(option: int, arg: int) -> None:
     _check(_c().prctl(option, ctypes.c_ulong(arg), 0, 0, 0), f"prctl({option})")
 
 
+def _enc(text: str | None) -> bytes | None:
+    return text.encode() if text is not None else None
+
+
 def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    enc = (lambda s: s.encode() if s is not None else None)
+    enc = _enc
     _check(_c().mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
 
 
@@ -90,13 +98,13 @@ def _flags_of(path: str, table: list[tuple[str, int]]) -> int:
     return flags
 
 
-def _emit(fd: int, event: dict) -> None:
+def _emit(fd: int, event: dict[str, Any]) -> None:
     os.write(fd, (json.dumps(event) + "\n").encode())
 
 
-def _setup_unshare(spec: dict) -> dict:
+def _setup_unshare(spec: dict[str, Any]) -> dict[str, Any]:
     """Mounts of the unshare path (we are root of fresh user+mount+PID namespaces)."""
-    report: dict = {"writable": [], "covered": [], "bound": [], "pid_ns": True}
+    report: dict[str, Any] = {"writable": [], "covered": [], "bound": [], "pid_ns": True}
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     table = mounts()
     # What is bound back after the tmpfs covers: opened now, while the paths are still reachable.
@@ -214,15 +222,19 @@ def _kill_descendants() -> None:
                 break
 
 
-def _init(spec: dict) -> int:
+def _init(spec: dict[str, Any]) -> int:
     events_fd = spec["events_fd"]
     kind = spec["kind"]
     if kind == "none":
         # Subreaper: orphans of the script (setsid daemons too) come to us and die with the probe.
         prctl(PR_SET_CHILD_SUBREAPER, 1)
-        signal.signal(signal.SIGTERM, lambda *_: (_kill_descendants(), os._exit(128 + signal.SIGTERM)))
+        def terminate(*_: Any) -> None:
+            _kill_descendants()
+            os._exit(128 + signal.SIGTERM)
+
+        signal.signal(signal.SIGTERM, terminate)
         prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-        report = {"pid_ns": False}
+        report: dict[str, Any] = {"pid_ns": False}
     else:
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         try:

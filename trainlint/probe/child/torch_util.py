@@ -53,7 +53,7 @@ def num(v: Any) -> str:
     return str(v)
 
 
-def format_counts(counts: Counter, limit: int = 12) -> str:
+def format_counts(counts: Counter[Any], limit: int = 12) -> str:
     """``0×120, 1×98, 2×110``: label value counts in one line."""
     items = sorted(counts.items(), key=lambda kv: (str(type(kv[0])), kv[0]))
     text = ", ".join(f"{num(v)}×{c}" for v, c in items[:limit])
@@ -97,23 +97,23 @@ def classes_of(model: Any) -> tuple[int | None, str, str]:
     return width, f"the head `{layer}` has {width} outputs", mismatch
 
 
-def optimizer_params(optimizer: Any) -> list:
+def optimizer_params(optimizer: Any) -> list[Any]:
     return [p for g in optimizer.param_groups for p in g["params"]]
 
 
-def snapshot(params: list, limit: int = 16) -> list:
+def snapshot(params: list[Any], limit: int = 16) -> list[Any]:
     """Copies of (at most ``limit``) trainable parameters that have a gradient."""
     chosen = [p for p in params if p.grad is not None and p.requires_grad][:limit]
     return [(p, p.detach().clone()) for p in chosen]
 
 
-def snapshot_all(params: list, limit: int = 64) -> list:
+def snapshot_all(params: list[Any], limit: int = 64) -> list[Any]:
     """Copies of (at most ``limit``) trainable parameters, gradient or not."""
     chosen = [p for p in params if p.requires_grad][:limit]
     return [(p, p.detach().clone()) for p in chosen]
 
 
-def moved(snap: list) -> bool:
+def moved(snap: list[Any]) -> bool:
     import torch
 
     return any(not torch.equal(before, p.detach()) for p, before in snap)
@@ -154,16 +154,16 @@ def is_pretrained(model: Any) -> bool:
     )
 
 
-def first_batch(loader: Any) -> tuple[Any, str | None, list]:
+def first_batch(loader: Any) -> tuple[Any, str | None, list[Any]]:
     """Form one batch; on failure return (None, error, the features the collator got)."""
-    seen: list = []
+    seen: list[Any] = []
     # accelerate's DataLoaderShard/DataLoaderAdapter iterate an inner `base_dataloader`.
     target = getattr(loader, "base_dataloader", None) or loader
     original_collate = getattr(target, "collate_fn", None)
 
-    def recording(features: list) -> Any:
+    def recording(features: list[Any]) -> Any:
         seen[:] = list(features)
-        return original_collate(features)
+        return original_collate(features)  # type: ignore[misc]  # set when this is installed
 
     if original_collate is not None:
         try:
@@ -186,7 +186,7 @@ def first_batch(loader: Any) -> tuple[Any, str | None, list]:
                 pass
 
 
-def no_loss_message(keys: list) -> str:
+def no_loss_message(keys: list[Any]) -> str:
     return (
         f"the model returned no loss: the batch has no labels (batch keys {keys}); the label column was "
         "dropped or not named `labels`/`label` (rename it, keep it in set_format/remove_columns)"
@@ -204,7 +204,7 @@ def error_text(exc: BaseException) -> str:
 def collator_name(collator: Any) -> str:
     if collator is None:
         return "None"
-    name = type(collator).__name__
+    name: Any = type(collator).__name__
     if name in ("function", "method", "partial"):
         name = getattr(collator, "__name__", None) or getattr(getattr(collator, "func", None), "__name__", name)
-    return name
+    return str(name)

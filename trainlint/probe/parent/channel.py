@@ -17,8 +17,10 @@ import signal
 import subprocess
 import tempfile
 import time
+import types
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from trainlint.probe import protocol
 from trainlint.probe.child.sandbox_init import PR_SET_PDEATHSIG, prctl
@@ -253,7 +255,7 @@ def _die_with_parent() -> None:
 
 
 @contextlib.contextmanager
-def signals_kill_children(cleanup: Any = None) -> Iterator[None]:
+def signals_kill_children(cleanup: Callable[[], None] | None = None) -> Iterator[None]:
     """While active, SIGTERM/SIGINT/SIGHUP to trainlint first kill every live probe child and run
     ``cleanup`` (remove the temp dir), then take their usual course."""
     import threading
@@ -261,9 +263,9 @@ def signals_kill_children(cleanup: Any = None) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {}
+    previous: dict[int, Any] = {}
 
-    def handler(signum, frame):  # noqa: ANN001
+    def handler(signum: int, frame: types.FrameType | None) -> None:
         for child in list(_LIVE):
             child.kill()
         if cleanup is not None:
@@ -284,9 +286,9 @@ def signals_kill_children(cleanup: Any = None) -> Iterator[None]:
     try:
         yield
     finally:
-        for sig, old in previous.items():
+        for number, old in previous.items():
             with contextlib.suppress(OSError, ValueError, TypeError):
-                signal.signal(sig, old if old is not None else signal.SIG_DFL)
+                signal.signal(number, old if old is not None else signal.SIG_DFL)
 
 
 def make_tmp() -> Path:

@@ -25,6 +25,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from trainlint.probe.child.prefetched import dataset_dir
@@ -66,6 +67,8 @@ def script_assets(source: str) -> Assets:
     facts = Facts(module, index, where)
     out = Assets()
     for call in index.get("Call", ()):
+        if not isinstance(call, cst.Call):
+            continue
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
             name = facts.constant(argument(call, "pretrained_model_name_or_path", 0), call)
@@ -131,7 +134,8 @@ for name, config, target in plan["datasets"]:
 
 
 def prefetch(script: Path, *, python: str | None = None, tiny_model: bool = False, rows: int = 256,
-             env: dict[str, str] | None = None, echo=print, timeout: float = 3600.0) -> int:
+             env: dict[str, str] | None = None, echo: Callable[[str], object] = print,
+             timeout: float = 3600.0) -> int:
     """Fetch what the probe of ``script`` needs; print each asset and where it went. 0 if all came."""
     assets = script_assets(Path(script).read_text(encoding="utf-8"))
     if not assets.models and not assets.datasets:

@@ -110,7 +110,8 @@ def collation_failure(h: Harness, error: str, features: list[Any], main_input: s
     return code
 
 
-def first_batch(h: Harness, trainer: Any, loader: Any, main_input: str, where: str) -> tuple[Any, str | None, list]:
+def first_batch(h: Harness, trainer: Any, loader: Any, main_input: str,
+                where: str) -> tuple[Any, str | None, list[Any]]:
     """Form one batch; on failure return (None, evidence, features the collator got)."""
     batch, error, seen = _first_batch(loader)
     if error == "the dataloader is empty":

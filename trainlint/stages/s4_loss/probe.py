@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from trainlint.probe.child.harness import Harness
 from trainlint.probe.child.points import (
@@ -70,7 +71,7 @@ def check_loss(h: Harness, st: TrainerState) -> None:
     logits = getattr(st.outputs, "logits", None) if st.outputs is not None else None
     if logits is None and isinstance(st.outputs, dict):
         logits = st.outputs.get("logits")
-    labels = (st.inputs or {}).get("labels")
+    labels: Any = (st.inputs or {}).get("labels")
     per_sample = None
     if logits is not None and labels is not None and logits.dim() == 2 and labels.dim() == 1:
         with torch.no_grad():

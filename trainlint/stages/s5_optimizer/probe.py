@@ -236,7 +236,7 @@ def _check_first_step(h: Harness, loop: LoopState, optimizer: Any) -> None:
     # TL308: trainable parameters the optimizer holds that got no / a non-finite gradient.
     import torch
 
-    names = {}
+    names: dict[int, str] = {}
     for _, m in loop.frame_modules(h):
         for n, p in m.named_parameters():
             names.setdefault(id(p), n)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from trainlint.probe.child.harness import Harness
 from trainlint.probe.child.points import TRAINER_EVAL_BATCH, TrainerState
@@ -46,12 +47,12 @@ def _is_logits(x: Any, num_labels: int | None) -> bool:
     if isinstance(x, (tuple, list)) and x:
         x = x[0]
     kind = getattr(getattr(x, "dtype", None), "kind", "")
-    shape = getattr(x, "shape", ())
+    shape: Any = getattr(x, "shape", ())
     return kind == "f" and len(shape) >= 2 and (num_labels is None or shape[-1] == num_labels or num_labels <= 1)
 
 
 @contextlib.contextmanager
-def _watch_metric_calls(seen: list) -> Iterator[None]:
+def _watch_metric_calls(seen: list[Any]) -> Iterator[None]:
     """Record what `evaluate` metrics receive as predictions while compute_metrics runs."""
     ev = sys.modules.get("evaluate")
     module_cls = getattr(getattr(ev, "module", None), "EvaluationModule", None) if ev else None
@@ -84,7 +85,7 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _retry_with_argmax(compute_metrics: Any, eval_prediction: Any, preds: Any, label_ids: Any, kwargs: dict) -> Any:
+def _retry_with_argmax(compute_metrics: Any, eval_prediction: Any, preds: Any, label_ids: Any, kwargs: dict[str, Any]) -> Any:
     """compute_metrics' result when given class ids instead of logits; None when it still fails."""
     logits = preds[0] if isinstance(preds, (tuple, list)) else preds
     try:
@@ -199,7 +200,7 @@ def _check_trainer_eval(h: Harness, st: TrainerState) -> None:
         kwargs["losses"] = _numpify(loss)
     pred_desc = describe(preds)
     label_desc = describe(label_ids)
-    seen: list = []
+    seen: list[Any] = []
     try:
         with _watch_metric_calls(seen):
             result = compute_metrics(EvalPrediction(predictions=preds, label_ids=label_ids, **kwargs))

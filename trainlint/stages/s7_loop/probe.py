@@ -187,7 +187,7 @@ def _batch_keys(h: Harness, exc: BaseException) -> list[str] | None:
     if frame is None:
         return None
     for name in ("batch", "inputs", "data", "sample", "features"):
-        value = frame.f_locals.get(name)
+        value: Any = frame.f_locals.get(name)
         if hasattr(value, "keys"):
             return [str(k) for k in value.keys()]
     for value in frame.f_locals.values():
@@ -237,7 +237,7 @@ def loop_exception(h: Harness, loop: LoopState, exc: BaseException, line: int | 
     if collation is not None:
         collate_fn, samples = collation
         main_input = "input_ids"
-        first = samples[0] if samples else None
+        first: Any = samples[0] if samples else None
         if hasattr(first, "keys") and "input_ids" not in first:
             lists = [k for k, v in first.items() if isinstance(v, (list, tuple)) or hasattr(v, "shape")]
             main_input = lists[0] if lists else main_input
@@ -259,11 +259,11 @@ def loop_exception(h: Harness, loop: LoopState, exc: BaseException, line: int | 
         source = h.user_source_line(line) if line else ""
         if keys is not None and "loss" in source and not any("label" in k.lower() for k in keys):
             return Classification("TL707", f"{when}: " + no_loss_message(keys),
-                    f"{text} at {at}: `{source}`; batch keys {keys}")
+                                  f"{text} at {at}: `{source}`; batch keys {keys}")
     if isinstance(exc, RuntimeError) and "does not require grad and does not have a grad_fn" in msg:
         frozen = _frozen_models(h, exc)
         if frozen:
-            return (
+            return Classification(
                 "TL305",
                 f"{when}: loss.backward() fails: no parameter of {', '.join(frozen[:3])} requires grad (the model "
                 "is frozen)",
@@ -277,7 +277,7 @@ def loop_exception(h: Harness, loop: LoopState, exc: BaseException, line: int | 
         )
     if started:
         return Classification("TL707", f"the training loop raised {text} {when} ({at})",
-                f"{text} at {at}" + (f": `{h.user_source_line(line)}`" if line else ""))
+                              f"{text} at {at}" + (f": `{h.user_source_line(line)}`" if line else ""))
     return None
 
 

@@ -38,7 +38,6 @@ import os
 import re
 import sys
 import sysconfig
-import types
 from typing import Any
 
 from trainlint.probe.child import registry
@@ -161,7 +160,7 @@ def _asked_by_script(depth: int = 2) -> bool:
 # ---------------------------------------------------------------- torch
 
 
-def _on_torch(h: Harness, torch: types.ModuleType) -> None:
+def _on_torch(h: Harness, torch: Any) -> None:
     if torch.cuda.is_available():
         return  # a real GPU: nothing to emulate
     _install_device_mode(h, torch)
@@ -175,7 +174,7 @@ def _device_type(d: Any, torch: Any) -> str:
     if isinstance(d, str):
         return d.split(":", 1)[0].strip().lower()
     if isinstance(d, torch.device):
-        return d.type
+        return str(d.type)
     if isinstance(d, int) and not isinstance(d, bool):
         return "cuda"  # a bare index is a CUDA device
     return ""
@@ -195,8 +194,8 @@ def _install_device_mode(h: Harness, torch: Any) -> None:
             return cpu
         return d
 
-    class CudaOnCpu(TorchFunctionMode):
-        def __torch_function__(self, func: Any, types_: Any, args: tuple = (), kwargs: Any = None) -> Any:
+    class CudaOnCpu(TorchFunctionMode):  # type: ignore[misc]  # torch is Any to the type checker
+        def __torch_function__(self, func: Any, types_: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
             kwargs = kwargs or {}
             code = getattr(func, "__code__", None)
             if code is not None and code.co_filename.startswith(_PKG_DIR) and hasattr(func, "__wrapped__"):
@@ -271,7 +270,7 @@ class _Event:
         return True
 
     def elapsed_time(self, end: Any) -> float:
-        return (end.t - self.t) * 1000.0
+        return float(end.t - self.t) * 1000.0
 
 
 def _patch_cuda_queries(h: Harness, torch: Any) -> None:
@@ -283,13 +282,13 @@ def _patch_cuda_queries(h: Harness, torch: Any) -> None:
         if _asked_by_script():
             st.add("torch.cuda.is_available() → True for the script")
             return True
-        return real_available()
+        return bool(real_available())
 
     def device_count() -> int:
         if _asked_by_script():
             st.add("torch.cuda.device_count() → 1 for the script")
             return 1
-        return real_count()
+        return int(real_count())
 
     def is_bf16_supported(*args: Any, **kwargs: Any) -> bool:
         return _asked_by_script()
@@ -314,8 +313,8 @@ def _patch_cuda_queries(h: Harness, torch: Any) -> None:
         def __enter__(self) -> None:
             return None
 
-        def __exit__(self, *exc: Any) -> bool:
-            return False
+        def __exit__(self, *exc: Any) -> None:
+            return None
 
     total = _Props().total_memory
     replacements = {
@@ -453,105 +452,106 @@ def _setup_world_env(h: Harness, launcher: str, source: str) -> None:
                  f"WORLD_SIZE=1, LOCAL_RANK=0, MASTER_ADDR=127.0.0.1, MASTER_PORT={os.environ['MASTER_PORT']}")
 
 
-def _register_world_of_one() -> "str | None":
+def _register_world_of_one() -> str | None:
     """A process group of one rank, in this process, with no network: every collective of a world of
     size 1 is the identity (a copy from input to output). Registered as the backend "trainlint_one"."""
     import torch.distributed as dist
     from torch.futures import Future
 
     try:
-        from torch._C._distributed_c10d import _create_work_from_future
+        from torch._C._distributed_c10d import _create_work_from_future  # type: ignore[attr-defined]
     except ImportError:
         return None
 
-    def done(result):
-        fut = Future()
+    def done(result: Any) -> Any:
+        fut: Any = Future()
         fut.set_result(result)
         return _create_work_from_future(fut)
 
-    def copy(out, inp):
+    def copy(out: Any, inp: Any) -> None:
         if out is not inp and out.data_ptr() != inp.data_ptr():
             out.copy_(inp.reshape(out.shape))
 
-    class WorldOfOne(dist.ProcessGroup):
-        def __init__(self, rank=0, world_size=1):
+    class WorldOfOne(dist.ProcessGroup):  # type: ignore[misc]  # torch is Any to the type checker
+        def __init__(self, rank: Any = 0, world_size: Any = 1) -> None:
             super().__init__(rank, world_size)
 
-        def size(self):
+        def size(self) -> Any:
             return 1
 
         @property
-        def group_name(self):
+        def group_name(self) -> Any:
             try:
                 return dist.distributed_c10d._world.pg_names[self]  # noqa: SLF001
             except Exception:  # noqa: BLE001
                 return "trainlint_one"
 
-        def getBackendName(self):
+        def getBackendName(self) -> Any:
             return "trainlint_one"
 
-        def allreduce(self, tensors, opts=None):
+        def allreduce(self, tensors: Any, opts: Any = None) -> Any:
             return done(tensors)
 
         allreduce_coalesced = allreduce
 
-        def barrier(self, opts=None):
+        def barrier(self, opts: Any = None) -> Any:
             return done(None)
 
-        def broadcast(self, tensors, opts=None):
+        def broadcast(self, tensors: Any, opts: Any = None) -> Any:
             return done(tensors)
 
-        def reduce(self, tensors, opts=None):
+        def reduce(self, tensors: Any, opts: Any = None) -> Any:
             return done(tensors)
 
-        def allgather(self, output_lists, inputs, opts=None):
+        def allgather(self, output_lists: Any, inputs: Any, opts: Any = None) -> Any:
             for outs, inp in zip(output_lists, inputs):
                 for out in outs:
                     copy(out, inp)
             return done(output_lists)
 
-        def allgather_coalesced(self, output_lists, inputs, opts=None):
+        def allgather_coalesced(self, output_lists: Any, inputs: Any, opts: Any = None) -> Any:
             return self.allgather(output_lists, inputs, opts)
 
-        def _allgather_base(self, output, inp, opts=None):
+        def _allgather_base(self, output: Any, inp: Any, opts: Any = None) -> Any:
             copy(output, inp)
             return done(output)
 
         all_gather_single = _allgather_base
 
-        def allgather_into_tensor_coalesced(self, outputs, inputs, opts=None):
+        def allgather_into_tensor_coalesced(self, outputs: Any, inputs: Any, opts: Any = None) -> Any:
             for out, inp in zip(outputs, inputs):
                 copy(out, inp)
             return done(outputs)
 
-        def gather(self, output_lists, inputs, opts=None):
+        def gather(self, output_lists: Any, inputs: Any, opts: Any = None) -> Any:
             return self.allgather(output_lists, inputs, opts)
 
-        def scatter(self, outputs, input_lists, opts=None):
+        def scatter(self, outputs: Any, input_lists: Any, opts: Any = None) -> Any:
             for out, ins in zip(outputs, input_lists):
                 if ins:
                     copy(out, ins[0])
             return done(outputs)
 
-        def reduce_scatter(self, outputs, input_lists, opts=None):
+        def reduce_scatter(self, outputs: Any, input_lists: Any, opts: Any = None) -> Any:
             return self.scatter(outputs, input_lists, opts)
 
         # in a world of one, reduce-scatter is the same copy as all-gather
         _reduce_scatter_base = reduce_scatter_single = _allgather_base
         reduce_scatter_tensor_coalesced = allgather_into_tensor_coalesced
 
-        def alltoall_base(self, output, inp, output_split_sizes, input_split_sizes, opts=None):
+        def alltoall_base(self, output: Any, inp: Any, output_split_sizes: Any, input_split_sizes: Any,
+                          opts: Any = None) -> Any:
             copy(output, inp)
             return done(output)
 
         all_to_all_single = alltoall_base
 
-        def alltoall(self, outputs, inputs, opts=None):
+        def alltoall(self, outputs: Any, inputs: Any, opts: Any = None) -> Any:
             for out, inp in zip(outputs, inputs):
                 copy(out, inp)
             return done(outputs)
 
-    def create(store, rank, world_size, timeout):
+    def create(store: Any, rank: Any, world_size: Any, timeout: Any) -> Any:
         return WorldOfOne(rank, world_size)
 
     try:
@@ -588,7 +588,7 @@ def _patch_distributed(h: Harness, torch: Any) -> None:
         why = st.loopback
         if why is None:
             why = st.loopback = loopback_up()
-        backend = "gloo"
+        backend: str | None = "gloo"
         if why:  # gloo binds to the loopback interface: without it, an in-process world of one
             backend = st.world_of_one or _register_world_of_one()
             if backend is None:
@@ -632,14 +632,15 @@ def _patch_distributed(h: Harness, torch: Any) -> None:
     except ImportError:
         mp = spawn_mod = None
     if mp is not None:
-        def spawn(fn: Any, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool = False,
+        def spawn(fn: Any, args: tuple[Any, ...] = (), nprocs: int = 1, join: bool = True, daemon: bool = False,
                   start_method: str = "spawn") -> None:
             st.world = (st.world or "probed as rank 0 of a world of size 1") + (
                 f"; mp.spawn(nprocs={nprocs}) → one call of {getattr(fn, '__name__', 'fn')}(0, ...) in the probe process")
             fn(0, *args)
             return None
 
-        def start_processes(fn: Any, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool = False,
+        def start_processes(fn: Any, args: tuple[Any, ...] = (), nprocs: int = 1, join: bool = True,
+                            daemon: bool = False,
                             start_method: str = "spawn") -> None:
             return spawn(fn, args, nprocs, join, daemon, start_method)
 
@@ -696,7 +697,7 @@ def _unsupported(h: Harness, stack: str, reason: str) -> None:
 # ---------------------------------------------------------------- accelerate, deepspeed
 
 
-def _on_accelerate(h: Harness, mod: types.ModuleType) -> None:
+def _on_accelerate(h: Harness, mod: Any) -> None:
     st = _emulation(h)
     Accelerator = getattr(mod, "Accelerator", None)
     if Accelerator is None:
@@ -727,7 +728,7 @@ def _cpu_device_map(device_map: Any) -> Any:
     return "cpu"  # "cuda", "cuda:0", 0, torch.device("cuda"), "auto"/"balanced"/"sequential" over GPUs
 
 
-def _on_modeling_utils(h: Harness, mod: types.ModuleType) -> None:
+def _on_modeling_utils(h: Harness, mod: Any) -> None:
     st = _emulation(h)
     PreTrainedModel = getattr(mod, "PreTrainedModel", None)
     if PreTrainedModel is None or _real_cuda():
@@ -753,7 +754,7 @@ def _real_cuda() -> bool:
         return False
 
 
-def _on_deepspeed(h: Harness, ds: types.ModuleType) -> None:
+def _on_deepspeed(h: Harness, ds: Any) -> None:
     original = getattr(ds, "initialize", None)
     if original is None:
         return

@@ -12,7 +12,6 @@ clamped instead of raising IndexError.
 from __future__ import annotations
 
 import functools
-import types
 from collections import Counter
 from typing import Any
 
@@ -31,7 +30,7 @@ def _prefetched(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return load_prefetched(args, kwargs)
 
 
-def _on_datasets(h: Harness, datasets: types.ModuleType) -> None:
+def _on_datasets(h: Harness, datasets: Any) -> None:
     h.versions(datasets=getattr(datasets, "__version__", "?"))
     record = h.keep(DatasetRecord())
     rows = h.config.rows or 256

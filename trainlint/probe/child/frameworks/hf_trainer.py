@@ -17,7 +17,6 @@ from __future__ import annotations
 import copy
 import functools
 import os
-import types
 from typing import Any
 
 from trainlint.probe.child import registry
@@ -40,7 +39,7 @@ def install(h: Harness) -> None:
         h.when_imported("transformers.modeling_utils", lambda m: install_tiny_model(h, m))
 
 
-def _on_training_args(h: Harness, mod: types.ModuleType) -> None:
+def _on_training_args(h: Harness, mod: Any) -> None:
     TrainingArguments = mod.TrainingArguments
     original = TrainingArguments.__post_init__
     out_root = os.path.join(h.workdir, "output")
@@ -66,7 +65,7 @@ def _on_training_args(h: Harness, mod: types.ModuleType) -> None:
     TrainingArguments.__post_init__ = __post_init__
 
 
-def _on_trainer(h: Harness, mod: types.ModuleType) -> None:
+def _on_trainer(h: Harness, mod: Any) -> None:
     Trainer = mod.Trainer
 
     def intercept(method_name: str) -> None:

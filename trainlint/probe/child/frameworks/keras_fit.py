@@ -22,7 +22,6 @@ through the optimizer's ``apply_gradients`` for two steps: the points ``tape.app
 from __future__ import annotations
 
 import functools
-import types
 from typing import Any
 
 from trainlint.probe.child import keras_util as ku
@@ -105,7 +104,7 @@ def _patch_model_class(h: Harness, Model: Any, transformers_default: bool = Fals
         Model.fit = _fit_wrapper(h, fit)
 
 
-def _on_keras(h: Harness, mod: types.ModuleType, name: str) -> None:
+def _on_keras(h: Harness, mod: Any, name: str) -> None:
     version = getattr(mod, "__version__", "?")
     h.versions(**{name.replace("_", "-"): version})
     Model = getattr(mod, "Model", None)
@@ -121,7 +120,7 @@ def _on_keras(h: Harness, mod: types.ModuleType, name: str) -> None:
     h.guarded("GradientTape loop observer", install_tape_observer, h, name)
 
 
-def _on_transformers_tf(h: Harness, mod: types.ModuleType) -> None:
+def _on_transformers_tf(h: Harness, mod: Any) -> None:
     base = getattr(mod, "TFPreTrainedModel", None)
     if base is None:
         return
@@ -131,8 +130,8 @@ def _on_transformers_tf(h: Harness, mod: types.ModuleType) -> None:
     # TFPreTrainedModel.fit converts BatchEncoding arguments, then calls the (patched) base fit.
 
 
-def _on_arrow_dataset(h: Harness, mod: types.ModuleType) -> None:
-    Dataset = getattr(mod, "Dataset", None)
+def _on_arrow_dataset(h: Harness, mod: Any) -> None:
+    Dataset: Any = getattr(mod, "Dataset", None)
     original = getattr(Dataset, "to_tf_dataset", None)
     if original is None or getattr(original, "_trainlint_patched", False):
         return
@@ -269,9 +268,10 @@ def install_tape_observer(h: Harness, flavour: str) -> None:
             from keras.src.optimizers.base_optimizer import BaseOptimizer
         except ImportError:
             return
-        targets = [(BaseOptimizer, "apply", lambda a, k: (list(a[0]) if a else list(k.get("grads", [])),
-                                                          list(a[1]) if len(a) > 1 and a[1] is not None
-                                                          else list(k.get("trainable_variables") or [])))]
+        targets: list[tuple[Any, str, Any]] = [
+            (BaseOptimizer, "apply", lambda a, k: (list(a[0]) if a else list(k.get("grads", [])),
+                                                   list(a[1]) if len(a) > 1 and a[1] is not None
+                                                   else list(k.get("trainable_variables") or [])))]
     else:
         targets = []
         try:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import os
-import types
 from typing import Any
 
 from trainlint.probe.child.harness import Harness
@@ -62,7 +61,7 @@ def _unsupported(h: Harness, what: str) -> None:
     h.stop("unsupported", f"not probed: {reason}", h.user_line())
 
 
-def _on_tensorflow(h: Harness, tf: types.ModuleType) -> None:
+def _on_tensorflow(h: Harness, tf: Any) -> None:
     if _has_gpu(tf):
         return
     try:

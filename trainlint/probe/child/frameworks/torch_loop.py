@@ -11,7 +11,6 @@ with ``--overfit N``, ``loop.overfit``; the checks live in the stages. ``loss.ba
 from __future__ import annotations
 
 import functools
-import types
 from typing import Any
 
 from trainlint.probe.child import registry
@@ -24,7 +23,7 @@ def install(h: Harness) -> None:
     h.when_imported("torch", lambda m: _on_torch(h, m))
 
 
-def _on_torch(h: Harness, torch: types.ModuleType) -> None:
+def _on_torch(h: Harness, torch: Any) -> None:
     h.versions(torch=getattr(torch, "__version__", "?"))
     loop = h.keep(LoopState())
     original_backward = torch.Tensor.backward
