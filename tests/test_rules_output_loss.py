@@ -109,6 +109,22 @@ def test_a_directory_dataset_gives_class_ids_unless_asked_for_one_hot_labels():
     assert found(DIRECTORY_DATASET.format(mode=', label_mode="categorical"'), "TL408") == []
 
 
+def test_the_labels_of_a_dataset_made_from_arrays():
+    src = """
+    import tensorflow as tf
+
+    (x_train, y_train), _ = tf.keras.datasets.fashion_mnist.load_data()
+    train_ds = tf.data.Dataset.from_tensor_slices((x_train, y_train)).shuffle(10000).batch(32)
+    mapped = train_ds.map(lambda x, y: (x, tf.one_hot(y, 10)))
+    model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10, activation="softmax")])
+    model.compile(optimizer="adam", loss="categorical_crossentropy", metrics=["accuracy"])
+    model.fit({data}, epochs=5)
+    """
+    bad = src.replace("{data}", "train_ds")
+    assert found(bad, "TL408") == [line_of(bad, "model.compile")]
+    assert found(src.replace("{data}", "mapped"), "TL408") == []  # `map` may change the labels
+
+
 def test_labels_of_another_model_are_not_this_models():
     src = """
     from tensorflow import keras

@@ -121,7 +121,8 @@ def fit_labels(facts: Facts, site: LossSite) -> list[tuple[Output, cst.CSTNode]]
     """How the labels are encoded in each `fit` / `fit_generator` of the model compiled at ``site`` (for which
     this `compile` is the last one before it): `y` given as an array the source makes (`to_categorical`,
     `keras.datasets.mnist.load_data()`, a literal), or the labels of the generator or dataset given as `x`
-    (`flow_from_directory`'s `class_mode`, `image_dataset_from_directory`'s `label_mode`, `flow(x, y)`).
+    (`flow_from_directory`'s `class_mode`, `image_dataset_from_directory`'s `label_mode`, `flow(x, y)`,
+    `tf.data.Dataset.from_tensor_slices((x, y))`).
     Each with the node that makes them; fits whose labels the source does not establish are left out."""
     model = model_of(site)
     if model is None or model.node is None:
@@ -187,4 +188,8 @@ def _generator_labels(facts: Facts, x: cst.BaseExpression | None, at: cst.CSTNod
     if name == "flow" and isinstance(x.func, cst.Attribute):  # `datagen.flow(x, y)`
         y = argument(x, "y", 1)
         return _labels_of(facts, y, at) if y is not None else None
+    if name == "from_tensor_slices" and (facts.callee(x) or "").startswith("tensorflow.data."):
+        pair = argument(x, "tensors", 0)  # `tf.data.Dataset.from_tensor_slices((x, y))`
+        if isinstance(pair, cst.Tuple) and len(pair.elements) == 2:
+            return _labels_of(facts, pair.elements[1].value, at)
     return None
