@@ -607,3 +607,17 @@ probe(stacked)
 """
     assert what(src, "model").output is Output.PROBABILITIES and what(src, "model").scores is Output.LOGITS
     assert what(src, "stacked").scores is Output.NON_NEGATIVE
+
+
+def test_names_unpacked_from_a_method_of_the_file():
+    src = HEAD + """
+class Builder:
+    def build(self):
+        head = nn.Linear(8, 1)
+        return nn.Sequential(nn.Linear(4, 8), nn.ReLU()), head
+
+builder = Builder()
+body, head = builder.build()
+probe(head)
+"""
+    assert what(src, "head").units == 1

@@ -239,10 +239,7 @@ class Program:
         if len(parts) == 4 and parts[:2] == ["keras", "datasets"] and parts[2] in KERAS_CLASS_ID_DATASETS \
                 and parts[3] == "load_data":
             return Tensor(call, output=Output.CLASS_IDS, graph=False) if path in ((0, 1), (1, 1)) else None
-        fn = None
-        if isinstance(call.func, cst.Name):
-            fb = self.facts.lookup(call.func.value, assign)
-            fn = fb.value if fb is not None and isinstance(fb.value, cst.FunctionDef) else None
+        fn = self.graph.resolve(call)  # `helper(...)`, `self.method(...)`, a method of a class of the file
         if fn is None:
             return None
         rets = [r for r in self.facts.index.get("Return", ()) if (w := self.facts.where.get(r)) is not None
