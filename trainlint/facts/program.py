@@ -35,6 +35,7 @@ from trainlint.facts.objects import (
     TORCH_MODE_DEPENDENT,
     TORCH_MODE_FREE,
     TORCH_RUNNING_STATS_OPTIONAL,
+    TORCHVISION_MODE_DEPENDENT,
     Layer,
     Loader,
     Loss,
@@ -178,10 +179,23 @@ class Program:
         if fn is not None:
             return self._parameter(fn, expr.value, depth)
         if b.value is None:
-            return None
+            return self._unpacked(b, depth)
         if not isinstance(b.value, cst.BaseExpression):
             return None
         return self.of(b.value, self._anchor(b.value, at), depth)
+
+    def _unpacked(self, b, depth: int) -> Obj | None:
+        """A name unpacked from a call of the file's function that returns a tuple on every path
+        (`model, optimizer = get_model(...)`): what every return gives at that position."""
+        un = self.facts.unpacked_from(b)
+        fn = self.graph.resolve(un[0]) if un is not None else None
+        if fn is None:
+            return None
+        rets = [r for r in self.facts.index.get("Return", ()) if (w := self.facts.where.get(r)) is not None
+                and w.function is fn]
+        if not rets or not all(isinstance(r.value, cst.Tuple) and un[1] < len(r.value.elements) for r in rets):
+            return None
+        return merge([self.of(r.value.elements[un[1]].value, r, depth) for r in rets])
 
     def _lookup(self, name: str, at: cst.CSTNode):
         """The binding of ``name`` read at ``at``; at a statement that binds ``name`` itself (`total = total +
@@ -468,6 +482,9 @@ class Program:
             return Optimizer(call, name=short, params=argument(call, "params", 0))
         if q.startswith("keras."):
             return self._keras(call, q, short, at, depth)
+        if q.startswith("torchvision.models.") and short.startswith(TORCHVISION_MODE_DEPENDENT):
+            layer = Layer(short, call, mode_dependent=True)
+            return Module(call, framework="torchvision", name=short, layers=(layer,), known_mode_dependent=True)
         v = self.facts.value_of(call, at)
         if isinstance(v, ModelValue):
             return self._model_value(v, call)
