@@ -146,6 +146,9 @@ class Dataflow:
             if qn:
                 bases.append(qn)
             elif isinstance(arg.value, cst.Name):
+                b = self.lookup(arg.value.value, node)
+                if b is not None and b.value is node:
+                    continue  # `class Mario(Mario):` extends the earlier class of that name: not followed
                 v = self.value_of(arg.value, node)
                 if isinstance(v, ClassValue):
                     bases.extend(v.bases)

@@ -185,8 +185,10 @@ class ModeFlow:
             walker = _Walker(self, scope, name, self.aliases(name, scope))
             start = frozenset({Mode(ENTRY, None)}) if isinstance(scope, cst.FunctionDef) \
                 else frozenset({Mode(UNKNOWN_MODE, None)})
-            body = scope.body if scope is not None else self.facts.module
-            normal = walker.block(body, start)
+            if isinstance(scope, cst.Lambda):  # one expression
+                normal = _Out(walker.expression(scope.body, start))
+            else:
+                normal = walker.block(scope.body if scope is not None else self.facts.module, start)
             # a path's conditions on the function's own parameters stay: a call that gives them decides
             params = {p.name.value for p in scope.params.params} if isinstance(scope, cst.FunctionDef) else set()
             out = frozenset(dataclasses.replace(s, assume=frozenset(a for a in s.assume if len(a) == 3 and a[0] in params))

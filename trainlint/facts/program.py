@@ -415,7 +415,7 @@ class Program:
         ins = [self.of(a.value, at, depth) for a in call.args if not a.star]
         if any(isinstance(i, Tensor) and i.graph for i in ins):
             return True if self.grad_enabled(at) else None
-        if ins and all(isinstance(i, (Tensor, Number)) and i.graph is False for i in ins if i is not None) \
+        if ins and all(isinstance(i, Number) or (isinstance(i, Tensor) and i.graph is False) for i in ins if i is not None) \
                 and all(i is not None for i in ins):
             return False
         return None
