@@ -4,6 +4,7 @@ nobody tuned them on showed, each in the shape it was found in, next to the twin
 from __future__ import annotations
 
 import textwrap
+import warnings
 
 from trainlint.config import Settings
 from trainlint.engine import lint_source
@@ -249,3 +250,23 @@ def test_tl704_scheduler_built_on_another_optimizer():
     """
     assert rows(src, "TL704") == []
     assert rows(src.replace("StepLR(d_opt", "StepLR(g_opt"), "TL704") == [row_of(src, "d_sched.step()")]
+
+
+def test_messages_of_the_loop_rules_stay_short_and_details_go_to_the_hint():
+    from pathlib import Path
+
+    codes = ["TL203", "TL701", "TL702", "TL703", "TL704", "TL705"]
+    root = Path(__file__).resolve().parent.parent
+    sources = [p.read_text() for p in sorted((root / "benchmarks" / "buggy" / "cases").glob("*.py"))]
+    sources += [FORGE, METRICS.replace("        with torch.no_grad():\n            local_metrics", "        local_metrics")]
+    seen = set()
+    for src in sources:
+        with warnings.catch_warnings():  # (a case's invalid escape sequence, as its author wrote it)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            found = lint_source(src, "train.py", Settings(select=codes))
+        for f in found:
+            if f.code in codes:
+                seen.add(f.code)
+                assert len(f.message) <= 160, f.message
+                assert f.hint, f.message
+    assert {"TL203", "TL701", "TL702", "TL703", "TL704"} <= seen

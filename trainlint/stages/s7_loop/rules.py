@@ -646,11 +646,11 @@ class LossAccumulatedAsTensor(Rule):
                      if facts.where[a].function is fn and facts.where[a].blocks[-1] is fn for t in a.targets}
             for kept_there in self._kept_on_self(fn, _derived_names(facts, fn, param), reset):
                 self._summed.add(kept_there)
-                where = "a sum" if isinstance(kept_there, cst.AugAssign) else "a list"
+                verb = "sums" if isinstance(kept_there, cst.AugAssign) else "keeps"  # (on the object)
                 self.report(
                     kept_there,
-                    f"`{_short(self.ctx, kept_there)}` keeps the loss tensors `{_short(self.ctx, node, 40)}` hands in "
-                    f"after `backward()` in {where} on the object: every step's autograd graph stays linked",
+                    f"`{_short(self.ctx, kept_there, 36)}` {verb} the loss tensors `{_short(self.ctx, node, 30)}` hands in "
+                    "after `backward()`: each step's graph stays linked",
                     hint="memory grows each step until it is reset (a few KB a step after `backward()`, the whole graph "
                     f"with `retain_graph=True`); keep numbers: `.item()` (or `.detach()`) what is kept, or hand "
                     f"`{fn.name.value}()` the values",
