@@ -213,7 +213,7 @@ class WrongTrainEvalMode(Rule):
         facts = self.ctx.facts
         flow, grad = mode_flow(facts), program(facts).grad_enabled
         unknown: set = set()
-        found: dict = {}  # origin -> (its state, the modules it leaves in eval mode, dependent, what set train mode)
+        found: dict = {}  # origin -> (its state, the modules it leaves in eval mode, a call that set train mode)
         lf = loop_facts(facts)
         for b in lf.backward:
             if not any(any(in_iteration(facts, o, L) for o in lf.optimizer_steps) for L in enclosing_loops(facts, b)):
@@ -232,12 +232,11 @@ class WrongTrainEvalMode(Rule):
                               and not _is_mode_call(s.origin)), None)
                 for s in states or ():
                     if s.mode == modes.EVAL and s.origin not in self._done:
-                        dependent = self._dependent((expr, at), s)
-                        if dependent:
-                            entry = found.setdefault(s.origin, (s, [], None, again))
+                        if self._dependent((expr, at), s):  # premise 3
+                            entry = found.setdefault(s.origin, (s, [], again))
                             if (s.spelt or name) not in entry[1]:
                                 entry[1].append(s.spelt or name)
-        for origin, (s, names, _, again) in found.items():
+        for origin, (s, names, again) in found.items():
             self._done.add(origin)
             self._report_training(s, names, again)
         return unknown
