@@ -290,7 +290,7 @@ class WrongTrainEvalMode(Rule):
             scope = facts.where[loop].function
             after = self._after_training(loop, scope, training)
             for c in self._calls_in(loop, scope):
-                if c in self._done or loops_around(facts, c)[-1] is not loop:
+                if c in self._done or loops_around(facts, c)[-1:] != (loop,):
                     continue
                 for name, expr, at in modes.runs(facts, c):
                     states = flow.at(name, c)
