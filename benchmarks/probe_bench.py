@@ -163,7 +163,7 @@ def shapes(torch_python: str, keras_python: str, real_root: Path | None, repeat:
     project.mkdir()
     print(f"{'shape':28} {'import+load':>11} {'probe':>7} {'ratio':>6}  result")
     rows = []
-    for shape, name, real, framework in SHAPES:
+    for shape, name, _real, framework in SHAPES:
         python = torch_python if framework == "torch" else keras_python
         if framework == "torch":
             cls = "AutoModelForCausalLM" if "clm" in name else "AutoModelForSequenceClassification"

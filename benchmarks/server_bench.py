@@ -309,7 +309,7 @@ def bench_session(tmp: Path, text: str, keys: int, cycles: int, changes: int) ->
     before = c.rss()
     other = (tmp / "other.py").as_uri()
     small = "\n".join(lines[:200]) + "\n"
-    for k in range(cycles):
+    for _ in range(cycles):
         c.open(other, small, 1)
         c.change(other, 2, 3, 0, "# edit\n")
         c.notify("textDocument/didClose", {"textDocument": {"uri": other}})

@@ -26,7 +26,7 @@ def main():
 
     args = TrainingArguments(
         "mnli-distilbert",
-        evaluation_strategy="epoch",  # bug: gone in transformers 5
+        evaluation_strategy="epoch",  # bug: gone since transformers 4.51
         save_strategy="epoch",
         learning_rate=2e-5,
         num_train_epochs=3,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -39,7 +39,7 @@ REQUIRED = ("What it catches", "Why it hurts", "Example", "Use instead", "Probe"
 _FENCE = re.compile(r"^```(\S*)", re.M)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(code: str) -> RuleDoc:
     path = RULES_DIR / f"{code}.md"
     return parse_doc(code, path.read_text(encoding="utf-8"))

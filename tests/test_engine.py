@@ -217,7 +217,7 @@ def test_version_dependent_severity():
     src = "from transformers import TrainingArguments\nargs = TrainingArguments('o', evaluation_strategy='epoch')\n"
     (v5,) = lint(src, target_versions={"transformers": "5.1"})
     (v4,) = lint(src, target_versions={"transformers": "4.44.0"})
-    assert v5.severity.value == "error" and "fails on transformers 5" in v5.message
+    assert v5.severity.value == "error" and "fails on transformers 4.51 and later" in v5.message
     assert v4.severity.value == "warning" and "deprecated" in v4.message
 
 

@@ -17,7 +17,7 @@ EXPECTED = {
         "TL201",  # no tokenizer, so no padding collator
         "TL301",  # MNLI has 3 labels, the head 2
         "TL601",  # logits to the metric
-        "TL805",  # evaluation_strategy= (gone in transformers 5)
+        "TL805",  # evaluation_strategy= (gone since transformers 4.51)
     },
     "offline_trainer_buggy.py": {
         "TL201",  # no tokenizer, so no padding collator

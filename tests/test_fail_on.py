@@ -33,11 +33,12 @@ INFO = textwrap.dedent(
     trainer.train()
     """
 )
-#: one `warning` finding: TL805 on a script pinned to transformers 4 (deprecated there, not yet removed)
+#: one `warning` finding: TL805 on a script pinned to a transformers where `evaluation_strategy` is
+#: deprecated, not yet removed (4.41 to 4.50)
 WARNING = textwrap.dedent(
     """\
     # /// script
-    # dependencies = ["transformers<5"]
+    # dependencies = ["transformers<4.51"]
     # ///
     from transformers import TrainingArguments
 
@@ -45,7 +46,7 @@ WARNING = textwrap.dedent(
     """
 )
 #: one `error` finding: TL805 on transformers 5
-ERROR = WARNING.replace("transformers<5", "transformers>=5")
+ERROR = WARNING.replace("transformers<4.51", "transformers>=5")
 
 LINE_RE = re.compile(r"^(?P<path>[^:]+):(?P<row>\d+):(?P<col>\d+): (?P<code>TL\d{3})(?: \[\*\])? \[(?P<sev>\w+)\] (?P<msg>.+)$")
 

@@ -11,7 +11,6 @@ import os
 import shutil
 import stat
 import textwrap
-from pathlib import Path
 
 import libcst as cst
 import pytest
@@ -90,10 +89,16 @@ def test_every_fixable_rule_shows_a_fix_in_its_doc():
 
 
 def test_fix_applicability_matches_the_rule_attribute():
+    """As the rule declares, except that a safe fix importing a module the script does not provide (neither
+    imported, nor needed by an API it uses, nor named by its install evidence) is unsafe (TL801's `import
+    evaluate` in these examples)."""
     for code, ex_code, filename in (p.values for p in DOC_EXAMPLES):
         for f in lint_text(ex_code, filename, Settings(select=[code])).findings:
             if f.code == code and f.fix is not None:
-                assert f.fix.applicability is FIXABLE[code].fix, (code, f.fix)
+                imports_new = any(line.lstrip().startswith(("import ", "from ")) and line.split()[1].split(".")[0]
+                                  not in ex_code for e in f.fix.edits for line in e.content.splitlines())
+                downgraded = FIXABLE[code].fix is Applicability.SAFE and f.fix.applicability is Applicability.UNSAFE
+                assert f.fix.applicability is FIXABLE[code].fix or (downgraded and imports_new), (code, f.fix)
 
 
 @pytest.mark.parametrize("code,source,filename", DOC_EXAMPLES)
@@ -102,7 +107,7 @@ def test_doc_example_fix(code, source, filename):
     before = lint_text(source, filename, settings).findings
     fixes = [f for f in before if f.code == code and f.fix is not None]
     assert fixes
-    unsafe = FIXABLE[code].fix is Applicability.UNSAFE
+    unsafe = any(f.fix.applicability is Applicability.UNSAFE for f in fixes)
     # one pass: only the edited lines change
     one, applied = apply_fixes(source, before, unsafe=unsafe)
     assert applied

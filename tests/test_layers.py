@@ -1,7 +1,8 @@
 """The package's modules import each other in layers: no import cycle (lazy imports inside functions
 and ``TYPE_CHECKING`` imports count too); a stage's rules import no other stage and no stage module
-imports another's private names (shared pieces live in ``facts/``, ``knowledge.py``, ``probe/``).
-Read from the source with ``ast``."""
+imports another's private names (shared pieces live in ``facts/``, ``knowledge.py``, ``probe/``); no
+module imports another module's private name (the probe's modules are not covered yet:
+``PRIVATE_NAMES_NOT_CHECKED``). Read from the source with ``ast``."""
 
 from __future__ import annotations
 
@@ -105,4 +106,63 @@ def test_stages_share_through_facts_not_through_each_other():
             if isinstance(node, ast.ImportFrom) and (m := stage.match(node.module or "")) and m.group(1) != own:
                 crossing += [f"{path.relative_to(SRC)} imports {node.module}.{a.name}"
                              for a in node.names if a.name.startswith("_")]
+    assert crossing == []
+
+
+#: modules not covered yet by the private-name rule: the probe, parent and child side (their own layout
+#: and layering are being reworked); a glob over paths relative to the repository root
+PRIVATE_NAMES_NOT_CHECKED = ("trainlint/probe/*", "trainlint/stages/*/probe*.py")
+
+
+def _private_imports(path) -> list[str]:
+    """``from trainlint.x import _name``, and ``m._name`` where ``m`` is a trainlint module this file
+    imported (``import trainlint.x as m``, ``from trainlint import x``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    modules = _modules()
+    private = lambda name: name.startswith("_") and not name.startswith("__")  # noqa: E731
+    found = []
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("trainlint"):
+            for a in node.names:
+                if private(a.name) and f"{node.module}.{a.name}" not in modules:
+                    found.append(f"line {node.lineno}: from {node.module} import {a.name}")
+                elif f"{node.module}.{a.name}" in modules:
+                    aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("trainlint"):
+                    aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and private(node.attr):
+            base = node.value
+            parts = []
+            while isinstance(base, ast.Attribute):
+                parts.insert(0, base.attr)
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in aliases:
+                module = ".".join([aliases[base.id], *parts])
+                if module in modules:
+                    found.append(f"line {node.lineno}: {module}.{node.attr}")
+    return sorted(found, key=lambda hit: int(hit.split()[1].rstrip(":")))
+
+
+def test_the_private_name_finder_finds_them(tmp_path):
+    p = tmp_path / "m.py"
+    p.write_text("from trainlint.core import _x, lint_text\nimport trainlint.fixes as f\nfrom trainlint import notebook\n"
+                 "f._y()\nnotebook._z\nself._ok\n", encoding="utf-8")
+    assert _private_imports(p) == ["line 1: from trainlint.core import _x", "line 4: trainlint.fixes._y",
+                                   "line 5: trainlint.notebook._z"]
+
+
+def test_no_module_imports_another_modules_private_name():
+    """What one module needs of another is public; a private name stays in its module."""
+    import fnmatch
+
+    crossing = []
+    for path in sorted((SRC / "trainlint").rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        if any(fnmatch.fnmatch(rel, pattern) for pattern in PRIVATE_NAMES_NOT_CHECKED):
+            continue
+        crossing += [f"{rel} {hit}" for hit in _private_imports(path)]
     assert crossing == []

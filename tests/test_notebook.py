@@ -12,9 +12,9 @@ import pytest
 from trainlint.config import Settings
 from trainlint.engine import lint_file
 from trainlint.findings import Edit, Position
+from trainlint.fixes import apply_edits
 from trainlint.notebook import (
     NotebookError,
-    apply_notebook_edits,
     fix_notebook_text,
     lint_notebook_text,
     mask_magics,
@@ -174,7 +174,7 @@ def test_round_trip_is_byte_identical(course: Path):
     text = course.read_text(encoding="utf-8")
     nb = parse_notebook(text)
     assert nb.with_source(nb.source) == text
-    assert apply_notebook_edits(text, []) == text
+    assert fix_notebook_text(text, lambda s: apply_edits(s, [])) == text
     assert fix_notebook_text(text, lambda s: s) == text
 
 
@@ -186,7 +186,7 @@ def test_edits_rewrite_only_the_changed_cell(course: Path):
 
     virtual = lint_text(nb.source, "course.ipynb", Settings())
     tl805 = next(f for f in virtual.findings if f.code == "TL805")
-    new_text = apply_notebook_edits(text, [Edit(tl805.start, tl805.end, "eval_strategy")])
+    new_text = fix_notebook_text(text, lambda s: apply_edits(s, [Edit(tl805.start, tl805.end, "eval_strategy")]))
 
     assert new_text.endswith("}\n") and new_text.startswith('{\n "cells": [\n  {\n')  # indent 1, newline
     before, after = json.loads(text), json.loads(new_text)
@@ -365,3 +365,125 @@ def test_a_cell_ipythons_tokenizer_refuses_is_one_tl001():
     result = lint_notebook_text(jupyter_dumps(make_notebook(cells)), "dedent.ipynb", Settings())
     assert [(f.cell, f.code) for f in result.findings if f.code == "TL001"] == [(3, "TL001")]
     assert len(result.findings) == len(EXPECTED) + 1
+
+
+# ---------------------------------------------------------------------------------------------
+# --fix rewrites only the edited cells' source, in the file's own JSON style.
+
+STYLE_CELLS = [
+    ("markdown", "# Réglage fin — «MNLI» 🚀"),
+    ("code", "!pip install transformers datasets"),
+    ("code", "from transformers import TrainingArguments\n"
+             "# l'entraînement: données « propres »\n"
+             'args = TrainingArguments(\n    "out",\n    evaluation_strategy="epoch",\n)\n'
+             'print("fini ✓")'),
+    ("code", 'x = "\\t tab and \\u001b escape"'),
+]
+
+#: how notebooks are written: (name, json.dumps keywords, trailing newline, key order)
+STYLES = [
+    ("colab-compact", {"separators": (",", ":"), "ensure_ascii": False}, False, "colab"),
+    ("compact-spaced", {"ensure_ascii": False}, False, "colab"),
+    ("jupyter-indent-1", {"indent": 1, "sort_keys": True, "ensure_ascii": False}, True, "jupyter"),
+    ("indent-2-ascii", {"indent": 2, "ensure_ascii": True}, True, "colab"),
+    ("indent-4-ascii-no-newline", {"indent": 4, "ensure_ascii": True}, False, "jupyter"),
+]
+
+
+def _styled_notebook(order: str, source_as_string: bool = False) -> dict:
+    nb = make_notebook(STYLE_CELLS)
+    if source_as_string:
+        for cell in nb["cells"]:
+            cell["source"] = "".join(cell["source"])
+    if order == "colab":  # Colab writes nbformat, metadata, then the cells
+        nb = {"nbformat": nb["nbformat"], "nbformat_minor": nb["nbformat_minor"], "metadata": nb["metadata"],
+              "cells": nb["cells"]}
+    return nb
+
+
+def _fixed_notebook(nb: dict) -> dict:
+    out = json.loads(json.dumps(nb))
+    cell = out["cells"][2]
+    if isinstance(cell["source"], str):
+        cell["source"] = cell["source"].replace("evaluation_strategy", "eval_strategy")
+    else:
+        cell["source"] = [line.replace("evaluation_strategy", "eval_strategy") for line in cell["source"]]
+    return out
+
+
+@pytest.mark.parametrize("as_string", [False, True], ids=["source-lines", "source-string"])
+@pytest.mark.parametrize(("name", "dumps", "newline", "order"), STYLES, ids=[s[0] for s in STYLES])
+def test_fix_keeps_the_files_json_byte_for_byte(tmp_path: Path, name, dumps, newline, order, as_string):
+    """Every byte but the edited cell's source stays: the file is what its own writer would have
+    written with the fixed source."""
+    from trainlint.fixes import fix_file
+
+    nb = _styled_notebook(order, as_string)
+    text = json.dumps(nb, **dumps) + ("\n" if newline else "")
+    p = tmp_path / "nb.ipynb"
+    p.write_bytes(text.encode("utf-8"))
+    ff = fix_file(p, Settings())
+    assert [f.code for f in ff.result.fixed] == ["TL805"]
+    expected = json.dumps(_fixed_notebook(nb), **dumps) + ("\n" if newline else "")
+    assert p.read_bytes().decode("utf-8") == expected
+
+
+def test_fix_keeps_an_unusual_json_layout(tmp_path: Path):
+    """A hand-edited file: odd spacing, an escaped slash, one non-ASCII character escaped and another
+    raw, CRLF line endings. Only the edited line's string changes."""
+    from trainlint.fixes import fix_file
+
+    text = ('{ "nbformat" : 4 , "nbformat_minor":5,\r\n  "metadata" : {"language_info": {"name":"python"}},\r\n'
+            '  "cells" : [\r\n'
+            '    {"cell_type":"code" , "metadata":{}, "outputs":[{"output_type":"stream","name":"stdout",'
+            '"text":["http:\\/\\/x caf\\u00e9\\n"]}], "execution_count":null,\r\n'
+            '     "source" : [ "from transformers import TrainingArguments\\n" ,\r\n'
+            '        "args = TrainingArguments(\\"out\\", evaluation_strategy=\\"epoch\\")\\n",  "# café"  ] }\r\n'
+            '  ]\r\n}')
+    p = tmp_path / "odd.ipynb"
+    p.write_bytes(text.encode("utf-8"))
+    fix_file(p, Settings())
+    assert p.read_bytes().decode("utf-8") == text.replace("evaluation_strategy", "eval_strategy")
+
+
+def test_fix_that_adds_and_removes_lines_keeps_the_layout(tmp_path: Path):
+    """A fix that adds a line to a cell (an import) writes the new element in the list's own layout."""
+    from trainlint.fixes import fix_file
+
+    cells = [("code", "from datasets import load_metric\nimport evaluate\n\nmetric = load_metric(\"accuracy\")")]
+    for dumps, newline in (({"separators": (",", ":")}, False), ({"indent": 1}, True)):
+        nb = make_notebook(cells)
+        nb["cells"][0]["source"] = _source(cells[0][1])
+        text = json.dumps(nb, **dumps) + ("\n" if newline else "")
+        p = tmp_path / "nb.ipynb"
+        p.write_text(text, encoding="utf-8")
+        ff = fix_file(p, Settings(), unsafe=True)
+        assert [f.code for f in ff.result.fixed] == ["TL801"]
+        after = json.loads(p.read_text(encoding="utf-8"))
+        assert after["cells"][0]["source"] == ["import evaluate\n", "\n", "metric = evaluate.load(\"accuracy\")"]
+        nb["cells"][0]["source"] = after["cells"][0]["source"]
+        assert p.read_text(encoding="utf-8") == json.dumps(nb, **dumps) + ("\n" if newline else "")
+
+
+def test_diff_of_a_compact_notebook_shows_only_the_edited_lines(tmp_path: Path, cli):
+    nb = _styled_notebook("colab")
+    big = {"output_type": "display_data", "metadata": {}, "data": {"image/png": "iVBORw0KGgo" * 20000}}
+    nb["cells"][1]["outputs"].append(big)  # a 220 KB image on the one line of the file
+    p = tmp_path / "colab.ipynb"
+    text = json.dumps(nb, separators=(",", ":"), ensure_ascii=False)
+    p.write_text(text, encoding="utf-8")
+    proc = cli(str(p), "--diff")
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout == (
+        f"--- a/{p}:cell 3\n+++ b/{p}:cell 3\n"
+        "@@ -2,6 +2,6 @@\n"
+        " # l'entraînement: données « propres »\n"
+        " args = TrainingArguments(\n"
+        '     "out",\n'
+        '-    evaluation_strategy="epoch",\n'
+        '+    eval_strategy="epoch",\n'
+        " )\n"
+        ' print("fini ✓")\n'
+        "\\ No newline at end of file\n"
+    )
+    assert p.read_text(encoding="utf-8") == text

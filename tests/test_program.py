@@ -353,6 +353,68 @@ def train(model, criterion):
     assert what(src, expr) is None
 
 
+# ---------------------------------------------------------------- tokenizers and what they return
+
+
+TOK_HEAD = """
+import numpy as np
+from transformers import AutoTokenizer, BertTokenizer
+"""
+
+
+def test_a_transformers_tokenizer_call_returns_a_batch_encoding():
+    from trainlint.facts.objects import Encoding, Tokenizer
+
+    src = TOK_HEAD + """
+tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+enc = tokenizer(texts, padding=True, return_tensors="np")
+batch = BertTokenizer.from_pretrained("bert-base-uncased").batch_encode_plus(list(texts), return_tensors="tf")
+
+class Data:
+    def __init__(self):
+        self.tok = AutoTokenizer.from_pretrained("gpt2")
+
+    def encode(self, texts):
+        return self.tok(texts)
+
+def encode(texts):
+    return tokenizer(texts, truncation=True)
+
+probe(tokenizer)
+probe(enc)
+probe(batch)
+probe(encode(texts))
+data = Data()
+probe(data.encode(texts))
+"""
+    assert isinstance(what(src, "tokenizer"), Tokenizer) and not what(src, "tokenizer").processor
+    for target in ("enc", "batch", "encode(texts)", "data.encode(texts)"):
+        assert isinstance(what(src, target), Encoding), target
+
+
+def test_what_is_not_a_tokenizers_output_is_not_an_encoding():
+    src = TOK_HEAD + """
+from transformers import AutoProcessor
+import tokenizers
+
+def tokenizer_fn(texts):
+    return np.array([[len(t)] for t in texts])
+
+tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+enc = tokenizer(texts)
+processor = AutoProcessor.from_pretrained("openai/clip-vit-base-patch32")
+raw = tokenizers.Tokenizer.from_pretrained("bert-base-uncased")
+probe(tokenizer_fn(texts))
+probe(dict(enc))
+probe(enc["input_ids"])
+probe(processor(text=texts))
+probe(raw.encode_batch(texts))
+"""
+    for target in ("tokenizer_fn(texts)", "dict(enc)", 'enc["input_ids"]', "processor(text=texts)",
+                   "raw.encode_batch(texts)"):
+        assert what(src, target) is None, target
+
+
 # ---------------------------------------------------------------- additions: tuples returned, torchvision
 
 

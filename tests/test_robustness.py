@@ -213,7 +213,7 @@ def _bad_tree(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     (d / "bom.py").write_bytes(b"\xef\xbb\xbf" + good.encode())
     (d / "crlf.py").write_bytes(good.replace("\n", "\r\n").encode())
     lines = good.split("\n")
-    (d / "mixed.py").write_bytes("".join(l + ("\r\n" if i % 2 else "\n") for i, l in enumerate(lines[:-1])).encode())
+    (d / "mixed.py").write_bytes("".join(line + ("\r\n" if i % 2 else "\n") for i, line in enumerate(lines[:-1])).encode())
     (d / "tabs.py").write_text("import torch\n\ndef f(x):\n\tif x:\n\t\treturn torch.ones(1)\n\treturn x\n", encoding="utf-8")
     row = "x = torch.tensor([1, 2, 3])  # a generated table row\n"
     (d / "big.py").write_text("import torch\n" + row * (10_000_000 // len(row) + 1), encoding="utf-8")

@@ -23,7 +23,7 @@ CODES = ["TL502", "TL503", "TL504", "TL505", "TL602", "TL603", "TL604", "TL605",
 
 
 def lint(source: str, select: str | None = None, **settings):
-    return lint_source(textwrap.dedent(source), "train.py", Settings(select=[select] if select else None, **settings))
+    return lint_source(textwrap.dedent(source), "train.py", Settings(select=[select or "ALL"], **settings))
 
 
 def codes(source: str, select: str | None = None, **settings) -> list[str]:
@@ -62,12 +62,11 @@ def test_document_examples(code):
         assert code not in [f.code for f in lint_source(ex.code, ex.filename, Settings(select=[code], target_versions=RELEASES))], ex.code
 
 
-def test_tl705_is_off_by_default_and_the_rest_on():
+def test_the_rules_off_by_default():
     from trainlint.rule import all_rules
 
     rules = all_rules()
-    assert not rules["TL705"].default
-    assert all(rules[c].default for c in CODES if c != "TL705")
+    assert {c for c in CODES if not rules[c].default} == {"TL504", "TL701", "TL702", "TL703", "TL705"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -627,7 +626,7 @@ def test_tl705_only_when_selected_and_not_inside_modules():
     model.register_forward_hook(log_activations)
     out = model.forward(x)
     """
-    assert codes(src) == []
+    assert [f.code for f in lint_source(textwrap.dedent(src), "train.py", Settings())] == []  # off by default
     assert codes(src, "TL705") == ["TL705"]
     assert codes("import torch\nclass M(torch.nn.Module):\n    def f(self, x):\n        return self.inner.forward(x)\n",
                  "TL705") == []
@@ -718,14 +717,19 @@ def test_tl804_trl_trainers_and_their_versions():
     """
     [f] = lint(src, "TL804")
     assert f.severity == Severity.ERROR and "trl 0.16" in f.message and f.fix is not None
-    # pinned to a trl that takes it (0.11) or still accepts it with a deprecation warning (0.12-0.15)
-    for pin in ("trl==0.11.4", "trl==0.14.0", "transformers==4.40.0"):
+    # pinned to a trl that takes it (0.11), or to a transformers older than any trl with `processing_class`
+    # supports (trl 0.12 needs transformers 4.46): valid there, silent
+    for pin in ("trl==0.11.4", "transformers==4.45.2"):
+        assert lint(f"# pip install {pin}\n" + textwrap.dedent(src), "TL804") == [], pin
+    # still accepted with a deprecation warning (0.12 to 0.15): a warning, with the rename
+    for pin in ("trl==0.12.0", "trl==0.15.2"):
         [w] = lint(f"# pip install {pin}\n" + textwrap.dedent(src), "TL804")
-        assert w.severity == Severity.WARNING, pin
-    assert lint("# pip install trl==0.16.1\n" + textwrap.dedent(src), "TL804")[0].severity == Severity.ERROR
+        assert w.severity == Severity.WARNING and w.fix is not None, pin
+    assert lint("# pip install trl==0.16.0\n" + textwrap.dedent(src), "TL804")[0].severity == Severity.ERROR
     # a trainer that renamed it outright in 0.12; a local subclass; an aliased module
     orpo = src.replace("SFTConfig, SFTTrainer", "ORPOConfig, ORPOTrainer").replace("SFT", "ORPO")
     assert lint("# pip install trl==0.12.0\n" + textwrap.dedent(orpo), "TL804")[0].severity == Severity.ERROR
+    assert lint("# pip install trl==0.11.4\n" + textwrap.dedent(orpo), "TL804") == []
     sub = "import trl, transformers\nclass MyTrainer(trl.SFTTrainer):\n    pass\nt = MyTrainer(model=m, tokenizer=tok)\n"
     assert codes(sub, "TL804") == ["TL804"]
     # correct forms: processing_class, a trainer of another library, a trl class without the argument
@@ -758,7 +762,7 @@ def test_correct_corpus_has_no_findings_from_these_rules():
     assert files
     noisy = {}
     for f in files:
-        found = [x.code for x in lint_source(f.read_text(), str(f), Settings()) if x.code in CODES]
+        found = [x.code for x in lint_source(f.read_text(), str(f), Settings(select=CODES)) if x.code in CODES]
         if found:
             noisy[f.name] = found
     assert noisy == {}
@@ -944,7 +948,7 @@ def test_tl504_message_quotes_what_the_optimizer_was_given():
         optimizer.zero_grad()
     """
     [f] = lint(src, "TL504")
-    assert "AdamW(model.named_parameters(), ...)" in f.message
+    assert "AdamW(model.named_parameters(), ...)" in f.hint
 
 
 def test_tl701_hint_names_the_optimizer_behind_a_grad_scaler():

@@ -318,14 +318,14 @@ async def test_noqa_action(client: LanguageClient):
     assert noqa.title == "Disable TL805 for this line (# noqa: TL805)"
     new = apply_text_edits(BUGGY, noqa.edit.changes[uri])
     line = new.splitlines()[tl805.range.start.line]
-    assert line == '        evaluation_strategy="epoch",  # bug: gone in transformers 5  # noqa: TL805'
+    assert line == '        evaluation_strategy="epoch",  # bug: gone since transformers 4.51  # noqa: TL805'
     diags = await change(client, uri, 2, new)
     assert not by_code(diags, "TL805") and len(diags) == 5
 
 
 @pytest.mark.asyncio(loop_scope="module")
 async def test_noqa_action_extends_an_existing_noqa(client: LanguageClient):
-    text = BUGGY.replace('evaluation_strategy="epoch",  # bug: gone in transformers 5',
+    text = BUGGY.replace('evaluation_strategy="epoch",  # bug: gone since transformers 4.51',
                          'evaluation_strategy="epoch",  # noqa: E501')
     uri, diags = await open_doc(client, text)
     (tl805,) = by_code(diags, "TL805")
@@ -356,6 +356,59 @@ async def test_fix_all_safe_fixes(client: LanguageClient):
     uri2, _ = await open_doc(client, "import torch\nx = torch.zeros(2)\n", "clean.py")
     (action,) = await code_actions(client, uri2, whole, only=[FIX_ALL := "source.fixAll.trainlint"])
     assert action.kind == FIX_ALL and list(action.edit.changes[uri2]) == []
+
+
+#: two safe fixes of several edits each that meet at one point: both add an import after the last one
+TWO_FIXES = (
+    "# /// script\n"
+    '# dependencies = ["datasets", "evaluate", "torch", "transformers"]\n'
+    "# ///\n"
+    "import datasets\n"
+    "import transformers\n"
+    "\n"
+    'metric = datasets.load_metric("accuracy")\n'
+    "opt = transformers.AdamW(params, lr=1e-3)\n"
+)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_fix_all_applies_each_fix_whole(client: LanguageClient):
+    """The editor's "fix all" applies a fix of several edits whole or not at all, as `--fix` does: the
+    fix that meets another waits for the next request instead of losing its import."""
+    from trainlint import lint_source
+    from trainlint.fixes import apply_fixes
+
+    uri, diags = await open_doc(client, TWO_FIXES)
+    assert {d.code for d in diags} == {"TL801", "TL802"}
+    whole = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+    (action,) = await code_actions(client, uri, whole, only=["source.fixAll"])
+    new = apply_text_edits(TWO_FIXES, action.edit.changes[uri])
+    path = client.workdir / "train.py"
+    findings = lint_source(TWO_FIXES, str(path), load_settings(None, start=path.parent))
+    assert new == apply_fixes(TWO_FIXES, findings)[0]  # the one edit-application path
+    assert "import evaluate\n" in new and "evaluate.load(" in new  # TL801's fix, whole
+    assert "torch" not in new.split("# ///", 2)[-1] and "transformers.AdamW(params, lr=1e-3)" in new  # TL802 waits
+    diags = await change(client, uri, 2, new)
+    assert [d.code for d in diags] == ["TL802"]
+    (action,) = await code_actions(client, uri, whole, only=["source.fixAll"])
+    new = apply_text_edits(new, action.edit.changes[uri])
+    assert "import torch\n" in new and "torch.optim.AdamW(params, lr=1e-3, eps=1e-6, weight_decay=0.0)" in new
+    compile(new, "train.py", "exec")
+    assert list(await change(client, uri, 3, new)) == []
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_quick_fix_applies_the_whole_fix(client: LanguageClient):
+    """A quick fix is the finding's fix through the same path: every edit of it, the import included."""
+    uri, diags = await open_doc(client, TWO_FIXES)
+    (tl802,) = by_code(diags, "TL802")
+    actions = await code_actions(client, uri, tl802.range, only=[lsp.CodeActionKind.QuickFix])
+    (fix,) = [a for a in actions if a.title.startswith("Fix TL802")]
+    new = apply_text_edits(TWO_FIXES, fix.edit.changes[uri])
+    assert "import torch\n" in new and "torch.optim.AdamW(params, lr=1e-3, eps=1e-6, weight_decay=0.0)" in new
+    assert "datasets.load_metric(" in new  # the other fix is not applied
+    diags = await change(client, uri, 2, new)
+    assert [d.code for d in diags] == ["TL801"]
 
 
 @pytest.mark.asyncio(loop_scope="module")

@@ -202,17 +202,23 @@ def _compat(result) -> dict[str, Severity]:
     return {f.code: f.severity for f in result.findings if f.code.startswith("TL8")}
 
 
-def test_a_notebook_pinned_to_an_old_stack_gets_no_error_for_apis_removed_later(tmp_path: Path):
+#: every rule selected: the API rules judged here are on by default or not (TL804 is off)
+EVERY_RULE = Settings(select=["ALL"])
+
+
+def test_a_notebook_pinned_to_an_old_stack_is_judged_there(tmp_path: Path):
+    """transformers 4.30: `AdamW` deprecated there (a warning); `tokenizer=` (deprecated in 4.46) and
+    `evaluation_strategy=` (deprecated in 4.41) are simply the arguments of that release: nothing."""
     nb = _notebook("!pip install -q transformers==4.30.2 \\\n    datasets evaluate")
-    result = lint_notebook_text(nb, str(tmp_path / "course.ipynb"), Settings())
-    assert _compat(result) == {"TL802": Severity.WARNING, "TL804": Severity.WARNING, "TL805": Severity.WARNING}
-    tl805 = next(f for f in result.findings if f.code == "TL805")
-    assert "deprecated" in tl805.message and "transformers==4.30.2" in tl805.message
+    result = lint_notebook_text(nb, str(tmp_path / "course.ipynb"), EVERY_RULE)
+    assert _compat(result) == {"TL802": Severity.WARNING}
+    tl802 = next(f for f in result.findings if f.code == "TL802")
+    assert "deprecated since transformers 4.16" in tl802.message and "transformers==4.30.2" in tl802.message
 
 
 def test_an_unpinned_install_means_the_latest_release(tmp_path: Path):
     """`!pip install transformers` installs transformers 5, whatever the linting environment has."""
-    old = Settings(target_versions={"transformers": "4.30"})
+    old = Settings(select=["ALL"], target_versions={"transformers": "4.30"})
     pinned_by_config = lint_notebook_text(_notebook(None), str(tmp_path / "a.ipynb"), old)
     assert set(_compat(pinned_by_config).values()) == {Severity.WARNING}
     latest = lint_notebook_text(_notebook("!pip install transformers datasets"), str(tmp_path / "b.ipynb"), old)
@@ -226,14 +232,14 @@ def test_the_projects_requirements_decide_for_its_scripts(repo: Path, monkeypatc
     script = repo / "examples" / "glue" / "train.py"
     script.write_text(TRAINER_CELLS[0])
     (repo / "requirements.txt").write_text("transformers>=4.30,<5\n")
-    # the newest 4.x: `tokenizer=`/`evaluation_strategy=` deprecated there, `AdamW` gone since 4.50
-    assert _compat(lint_file(script, Settings())) == {"TL802": Severity.ERROR, "TL804": Severity.WARNING,
-                                                       "TL805": Severity.WARNING}
+    # the newest 4.x: `tokenizer=` deprecated there, `AdamW` gone since 4.50, `evaluation_strategy=` since 4.51
+    assert _compat(lint_file(script, EVERY_RULE)) == {"TL802": Severity.ERROR, "TL804": Severity.WARNING,
+                                                       "TL805": Severity.ERROR}
     (repo / "requirements.txt").write_text("transformers>=4.30,<4.40\n")
-    assert set(_compat(lint_file(script, Settings())).values()) == {Severity.WARNING}
+    assert _compat(lint_file(script, EVERY_RULE)) == {"TL802": Severity.WARNING}
     # the script's own install command is stronger evidence than the project's files
     script.write_text("# !pip install -U transformers\n" + TRAINER_CELLS[0])
-    assert set(_compat(lint_file(script, Settings())).values()) == {Severity.ERROR}
+    assert set(_compat(lint_file(script, EVERY_RULE)).values()) == {Severity.ERROR}
 
 
 TF_SCRIPT = textwrap.dedent(
@@ -258,7 +264,7 @@ def test_tensorflow_classes_are_judged_by_the_notebooks_pin(tmp_path: Path):
 def test_the_result_cache_sees_an_edited_requirement_file(repo: Path):
     script = repo / "train.py"
     script.write_text(TRAINER_CELLS[0])
-    (repo / "requirements.txt").write_text("transformers==4.30\n")
+    (repo / "requirements.txt").write_text("transformers==4.45\n")
     first = run_cli("--output-format", "json", "--select", "TL805", "train.py", cwd=repo)
     assert [f["severity"] for f in json.loads(first.stdout)] == ["warning"]
     (repo / "requirements.txt").write_text("transformers>=5\n")
@@ -288,3 +294,119 @@ KERAS_SCRIPT = textwrap.dedent(
 def test_keras_3_is_judged_by_the_notebooks_install_cell(tmp_path: Path, install, expected):
     result = lint_notebook_text(_notebook(install, [KERAS_SCRIPT]), str(tmp_path / "k.ipynb"), Settings())
     assert _compat(result) == expected
+
+
+# ---------------------------------------------------------------------------------------------
+# Each version rule at pins just before and just after each change of its API (the version table,
+# trainlint.knowledge.API_VERSIONS): silent where the API is valid, a warning where it is deprecated, an
+# error where it is gone; the fix only where its replacement exists.
+
+E, W = Severity.ERROR, Severity.WARNING
+
+VERSION_CASES = [
+    # (code, snippet, [(the script's install command, severity or None, fix offered)])
+    ("TL801", "from datasets import load_metric\nmetric = load_metric('accuracy')\n",
+     [("datasets<2.5", None, False), ("datasets==2.5.0", W, True), ("datasets<3", W, True),
+      ("datasets==3.0.0", E, True)]),
+    ("TL802", "from transformers import AdamW\nopt = AdamW(params, lr=1e-3)\n",
+     [("transformers<4.16", None, False), ("transformers==4.16.0", W, True), ("transformers<4.50", W, True),
+      ("transformers==4.50.0", E, True),
+      ("transformers==4.50.0 torch==1.1.0", E, False)]),  # torch.optim.AdamW came with torch 1.2
+    ("TL803", "from transformers import TFTrainer\n",
+     [("transformers<4.9", None, False), ("transformers==4.9.0", W, False), ("transformers<4.37", W, False),
+      ("transformers==4.37.0", E, False)]),
+    ("TL804", "from transformers import Trainer\ntrainer = Trainer(model=model, tokenizer=tok)\n",
+     [("transformers<4.46", None, False), ("transformers==4.46.0", W, True), ("transformers<5", W, True),
+      ("transformers==5.0.0", E, True)]),
+    ("TL804", "from trl import SFTTrainer\ntrainer = SFTTrainer(model=m, train_dataset=d, tokenizer=tok)\n",
+     [("trl<0.12", None, False), ("trl==0.12.0", W, True), ("trl<0.16", W, True), ("trl==0.16.0", E, True)]),
+    ("TL804", "from trl import ORPOTrainer\ntrainer = ORPOTrainer(model=m, train_dataset=d, tokenizer=tok)\n",
+     [("trl<0.12", None, False), ("trl==0.12.0", E, True)]),
+    ("TL805", "from transformers import TrainingArguments\nargs = TrainingArguments('o', evaluation_strategy='epoch')\n",
+     [("transformers<4.41.0", None, False), ("transformers==4.41.0", W, True), ("transformers<4.51", W, True),
+      ("transformers==4.51.0", E, True)]),
+    ("TL807", TF_SCRIPT,
+     [("transformers<5 tensorflow", None, False), ("transformers==5.0.0 tensorflow", E, False)]),
+    ("TL808", KERAS_SCRIPT,
+     [("transformers==4.44 tensorflow<2.16", None, False), ("transformers==4.44 tensorflow==2.16.1", E, False),
+      ("transformers==4.44 keras<3", None, False), ("transformers==4.44 keras==3.0.0", E, False)]),
+    ("TL809", 'from transformers import BertTokenizerFast\ntok = BertTokenizerFast(vocab_file="v.txt")\n',
+     [("transformers<5", None, False), ("transformers==5.0.0", E, False)]),
+]
+
+
+@pytest.mark.parametrize(("code", "snippet", "install", "severity", "fix"), [
+    (code, snippet, install, severity, fix) for code, snippet, rows in VERSION_CASES for install, severity, fix in rows
+], ids=lambda v: v if isinstance(v, str) and "\n" not in v else None)
+def test_each_version_rule_just_before_and_after_each_change(code, snippet, install, severity, fix):
+    from support import lint
+
+    quoted = " ".join(f"'{req}'" for req in install.split())
+    found = [f for f in lint(f"# pip install {quoted}\n{snippet}", code) if f.code == code]
+    assert [f.severity for f in found] == ([severity] if severity else [])
+    assert [f.fix is not None for f in found] == ([fix] if severity else [])
+
+
+def test_tl206_just_before_and_after_transformers_converts_a_batch_encoding():
+    from support import codes
+
+    src = ("from transformers import AutoTokenizer, TFAutoModelForSequenceClassification\n"
+           "tok = AutoTokenizer.from_pretrained('bert-base-cased')\n"
+           "model = TFAutoModelForSequenceClassification.from_pretrained('bert-base-cased', num_labels=2)\n"
+           "data = tok(['a', 'b'], padding=True, return_tensors='tf')\nmodel.fit(data, labels)\n")
+    assert codes("# pip install 'transformers<4.38'\n" + src, "TL206") == ["TL206"]
+    assert codes("# pip install 'transformers==4.38.0'\n" + src, "TL206") == []
+
+
+def test_no_fix_renames_to_an_argument_the_pinned_release_lacks(tmp_path: Path):
+    """A notebook pinning transformers<4.41.0 (before `eval_strategy` existed): `--fix` leaves it as it is."""
+    nb = _notebook('!pip install "transformers<4.41.0" datasets',
+                   ["from transformers import TrainingArguments\nargs = TrainingArguments('o', evaluation_strategy='epoch')\n"])
+    path = tmp_path / "old.ipynb"
+    path.write_text(nb, encoding="utf-8")
+    proc = run_cli("--fix", "--unsafe-fixes", "--select", "TL8", path.name, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert path.read_text(encoding="utf-8") == nb
+
+
+def test_the_version_table_covers_the_distributions_pins_read():
+    from trainlint.knowledge import API_VERSIONS
+    from trainlint.pins import KNOWN
+
+    assert {a.dist for a in API_VERSIONS.values()} <= set(KNOWN)
+    for key, a in API_VERSIONS.items():
+        assert a.source, key
+        assert a.replacement is None or a.replacement in API_VERSIONS, key
+        known = [v for v in (a.introduced, a.deprecated, a.removed) if v is not None]
+        assert known == sorted(known), key
+
+
+def test_each_version_rules_document_states_its_versions():
+    """The document of each rule that reads the version table names the releases of every API it reads."""
+    import re
+
+    from support import ROOT
+    from trainlint.knowledge import API_VERSIONS
+    from trainlint.pins import version_text
+
+    rules = {"TL801": ["datasets.load_metric", "evaluate.load"], "TL802": ["transformers.AdamW", "torch.optim.AdamW"],
+             "TL803": ["transformers.TFTrainer"],
+             "TL804": ["transformers.Trainer(tokenizer=)", "transformers.Trainer(processing_class=)",
+                       "trl.SFTTrainer(tokenizer=)", "trl.ORPOTrainer(tokenizer=)"],
+             "TL805": ["transformers.TrainingArguments(evaluation_strategy=)",
+                       "transformers.TrainingArguments(eval_strategy=)"],
+             "TL807": ["transformers.TF*"], "TL808": ["keras 3", "tensorflow.keras is Keras 3"],
+             "TL809": ["transformers.*Tokenizer(vocab_file=)"], "TL206": ["transformers.TF*.fit(BatchEncoding)"]}
+    missing = []
+    for code, keys in rules.items():
+        doc = (ROOT / "rules" / f"{code}.md").read_text(encoding="utf-8")
+        section = re.search(r"^## Versions\n(.*?)(?=^## |\Z)", doc, re.M | re.S)
+        if section is None:
+            missing.append(f"{code}: no `## Versions` section")
+            continue
+        for key in keys:
+            a = API_VERSIONS[key]
+            for v in (a.introduced, a.deprecated, a.removed):
+                if v is not None and f"{a.dist} {version_text(v)}" not in section.group(1):
+                    missing.append(f"{code}: {a.dist} {version_text(v)} ({key})")
+    assert missing == []

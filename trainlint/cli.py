@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TextIO
 
 import click
 
 from trainlint import __version__
+from trainlint.findings import Severity
 
 FORMAT_NAMES = ["concise", "full", "json", "github", "sarif", "rdjson", "gitlab", "junit"]
 
@@ -66,7 +68,7 @@ def main() -> None:
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of the selection.")
 @click.option("--output-format", type=click.Choice(FORMAT_NAMES), default="concise", show_default=True)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
+@click.option("--fail-on", type=click.Choice([s.value for s in Severity]), default=None,
               help="The least severe finding that fails the run (exit 1); findings below it are shown only. [default: warning, or `fail-on` in the config]")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
 @click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Config file (a pyproject.toml with [tool.trainlint]).")
@@ -190,7 +192,7 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
         for r in results:
             if r.note:
                 click.echo(f"trainlint: {r.filename}: {r.note}", err=True)
-    out = click.get_text_stream("stdout")
+    out: TextIO = sys.stdout
     if fixing is not None:
         run.fixed, run.unsafe_fixes = fixing.count, fixing.unsafe
         if fixing.diff:
@@ -198,7 +200,7 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
         if fixing.stdin_source is not None:  # `trainlint --fix -`: the fixed source on stdout, findings on stderr
             out.write(fixing.stdin_source)
             out.flush()
-            out = click.get_text_stream("stderr")
+            out = sys.stderr
     if statistics:
         _statistics(findings, out)
     else:
@@ -206,8 +208,8 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
         if quiet and output_format in ("concise", "full"):
             from trainlint.formats.concise import location
 
-            for f in findings:
-                out.write(f"{location(f)}: {f.code} [{f.severity.value}] {f.message}\n")
+            for finding in findings:
+                out.write(f"{location(finding)}: {finding.code} [{finding.severity.value}] {finding.message}\n")
         else:
             writer(findings, out, run)
     out.flush()

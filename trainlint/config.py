@@ -8,7 +8,8 @@ import fnmatch
 import re
 import sys
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -259,11 +260,6 @@ def parse_fail_on(value: Any, what: str = "fail-on") -> Severity:
         except ValueError:
             pass
     raise ConfigError(f'{what} must be one of "error", "warning", "info" (got {value!r})')
-
-
-def fails(finding_severity: Severity, fail_on: Severity) -> bool:
-    """A finding of this severity fails the run (exit code 1) under ``fail_on``."""
-    return finding_severity.rank <= fail_on.rank
 
 
 def _cache_dir(table: dict[str, Any], path: Path) -> Path | None:

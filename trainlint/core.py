@@ -17,17 +17,15 @@ from trainlint.context import Context, PendingEdit, PendingFix
 from trainlint.facts import FACT_TYPES, Facts, walk
 from trainlint.facts.imports import implied_modules
 from trainlint.findings import Edit, Finding, Fix, Position
+from trainlint.noqa import file_noqa, noqa_lines, suppressed
 from trainlint.rule import Rule, all_rules
+from trainlint.syntax import Respaced, cpython_error, respace_indentation, syntax_error
 
 #: A file that mentions none of these is not a training script: it is not parsed at all. (A snippet
 #: that never imports its framework still says `from_pretrained` or `load_dataset`.)
 FRAMEWORK_RE = re.compile(
     r"\b(?:torch|tensorflow|keras|tf_keras|transformers|datasets|evaluate|accelerate|trl|peft|from_pretrained|load_dataset)\b"
 )
-_NOQA_RE = re.compile(
-    r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
-)
-_FILE_NOQA_RE = re.compile(r"#\s*trainlint\s*:\s*noqa\b(?!\s*:)", re.IGNORECASE)
 _STRING = (
     r'"""(?:[^"\\]|\\.|"(?!""))*+(?:"""|\Z)'
     r"|'''(?:[^'\\]|\\.|'(?!''))*+(?:'''|\Z)"
@@ -68,7 +66,7 @@ def lint_text(source: str, filename: str, settings: Settings, *, raise_errors: b
     """``parse``: a replacement for ``libcst.parse_module`` (the language server's incremental
     parser, which reuses the unchanged statements of the previous version); ``positions``:
     ``(module, source, nodes)`` → their ranges, or None (its parser's ranges of unchanged statements)."""
-    if _FILE_NOQA_RE.search(source):
+    if file_noqa(source):
         return FileResult(filename, [])
     enabled = settings.codes_for(filename)
     if not enabled or not FRAMEWORK_RE.search(source):
@@ -77,31 +75,59 @@ def lint_text(source: str, filename: str, settings: Settings, *, raise_errors: b
     if settings.gate:
         words = code_words(source)
         rules = [r for r in rules if r.gate_open(words)]
-    if not rules or _deeply_nested(source):
+    nested = _deeply_nested(source)
+    if not rules or nested:
         # No rule can fire (or LibCST would choke on the nesting): CPython's parser, ~10x faster
-        # than LibCST's, is enough to report a syntax error in a training script.
-        error = _cpython_syntax_finding(source, filename)
+        # than LibCST's, is enough to report a syntax error in a training script (LibCST's newer
+        # grammar is asked only on that error path, and never about a text it would choke on).
+        error = _cpython_syntax_finding(source, filename, newer_grammar=not nested)
         if error is not None or not rules:
             return FileResult(filename, [error] if error else [], syntax_checked=True)
+    respaced = None
     try:
         module = (parse or cst.parse_module)(source)
     except cst.ParserSyntaxError as exc:
-        return FileResult(filename, [_syntax_finding(source, filename, exc)], parsed=False)
+        if cpython_error(source, filename) is not None:
+            return FileResult(filename, [_syntax_finding(source, filename, exc)], parsed=False)
+        # CPython compiles what LibCST's tokenizer refuses (tabs and spaces it counts otherwise): read it
+        # with the indentation in spaces, and place the findings back on the original columns
+        respaced = respace_indentation(source)
+        if respaced is None:
+            return FileResult(filename, [], note=_NOT_ANALYSED)
+        try:
+            module = cst.parse_module(respaced.source)
+        except cst.ParserSyntaxError:
+            return FileResult(filename, [], note=_NOT_ANALYSED)
     except RecursionError:
-        return FileResult(filename, [_meta_finding("TL001", filename, "cannot parse: the expression nesting is too deep", 1, 1)])
+        return FileResult(filename, [meta_finding("TL001", filename, "cannot parse: the expression nesting is too deep", 1, 1)])
     result = FileResult(filename, [], parsed=True)
     if not rules:
         return result
+    text = respaced.source if respaced is not None else source
     try:
-        ctx = _run_rules(module, source, filename, settings, rules, result)
+        ctx = _run_rules(module, text, filename, settings, rules, result)
     except RecursionError:
-        result.findings.append(_meta_finding("TL003", filename, "internal error: nesting too deep to analyse", 1, 1))
+        result.findings.append(meta_finding("TL003", filename, "internal error: nesting too deep to analyse", 1, 1))
         result.internal_error = True
         return result
     if ctx.reports:
-        result.findings.extend(_resolve(ctx, module, source, filename, enabled, positions))
+        found = _resolve(ctx, module, text, filename, enabled, positions if respaced is None else None)
+        if respaced is not None:
+            found = [_placed_back(f, respaced) for f in found]
+        result.findings.extend(found)
     result.findings.sort(key=Finding.sort_key)
     return result
+
+
+_NOT_ANALYSED = "not analysed: Python compiles this file, but LibCST, which trainlint reads it with, cannot parse it"
+
+
+def _placed_back(f: Finding, respaced: Respaced) -> Finding:
+    """A finding of the respaced text on the original columns, without its fix (the fix's edits were
+    written against the respaced text)."""
+    start = Position(f.start.row, respaced.column(f.start.row, f.start.column))
+    end = Position(f.end.row, respaced.column(f.end.row, f.end.column))
+    return dataclasses.replace(f, start=start, end=end, fix=None)
 
 
 def _run_rules(module, source, filename, settings, rules: list[type[Rule]], result: FileResult) -> Context:
@@ -147,7 +173,7 @@ def _internal_error(result: FileResult, filename: str, code: str, exc: BaseExcep
     tb = traceback.extract_tb(exc.__traceback__)
     where = f" ({Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
     result.findings.append(
-        _meta_finding("TL003", filename, f"internal error in rule {code}: {type(exc).__name__}: {exc}{where}", 1, 1)
+        meta_finding("TL003", filename, f"internal error in rule {code}: {type(exc).__name__}: {exc}{where}", 1, 1)
     )
 
 
@@ -192,15 +218,16 @@ def code_words(source: str) -> set[str]:
     return words
 
 
-def _cpython_syntax_finding(source: str, filename: str) -> Finding | None:
-    """TL001 from CPython's parser when it refuses the text; None when it accepts it."""
-    try:
-        compile(source, filename, "exec", flags=0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
-    except SyntaxError as err:
-        return _meta_finding("TL001", filename, f"cannot parse: SyntaxError: {err.msg}", err.lineno or 1, err.offset or 1)
-    except (ValueError, RecursionError, MemoryError):
-        return _meta_finding("TL001", filename, "cannot parse: the expression nesting is too deep", 1, 1)
-    return None
+def _cpython_syntax_finding(source: str, filename: str, newer_grammar: bool = True) -> Finding | None:
+    """TL001 when the text is Python for no interpreter trainlint knows (CPython's parser refuses it, and so
+    does LibCST's grammar of the newest Python, asked unless ``newer_grammar`` is False); None when one of
+    them accepts it."""
+    err = syntax_error(source, filename, newer_grammar=newer_grammar)
+    if err is None:
+        return None
+    if err.lineno is None:
+        return meta_finding("TL001", filename, f"cannot parse: {err.msg}", 1, 1)
+    return meta_finding("TL001", filename, f"cannot parse: SyntaxError: {err.msg}", err.lineno, err.offset or 1)
 
 
 def _syntax_finding(source: str, filename: str, exc: cst.ParserSyntaxError) -> Finding:
@@ -210,14 +237,14 @@ def _syntax_finding(source: str, filename: str, exc: cst.ParserSyntaxError) -> F
         compile(source, filename, "exec", flags=0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
     except SyntaxError as err:
         if err.lineno:
-            return _meta_finding("TL001", filename, f"cannot parse: SyntaxError: {err.msg}", err.lineno, err.offset or 1)
+            return meta_finding("TL001", filename, f"cannot parse: SyntaxError: {err.msg}", err.lineno, err.offset or 1)
     except (ValueError, RecursionError, MemoryError):
         pass
     msg = str(exc.message).strip().splitlines()[0] if exc.message else "syntax error"
-    return _meta_finding("TL001", filename, f"cannot parse: {msg}", exc.raw_line, exc.raw_column + 1)
+    return meta_finding("TL001", filename, f"cannot parse: {msg}", exc.raw_line, exc.raw_column + 1)
 
 
-def _meta_finding(code: str, filename: str, message: str, row: int, col: int) -> Finding:
+def meta_finding(code: str, filename: str, message: str, row: int, col: int) -> Finding:
     rule = all_rules()[code]
     pos = Position(max(row, 1), max(col, 1))
     return Finding(code, rule.name, message, rule.severity, filename, pos, pos)
@@ -236,7 +263,7 @@ def _resolve(ctx: Context, module: cst.Module, source: str, filename: str, enabl
     wanted = [rep.node for rep in ctx.reports]
     wanted += [e.node for rep in ctx.reports if rep.fix for e in rep.fix.edits if e.node is not None]
     positions = (known(module, source, wanted) if known is not None else None) or positions_of(module, wanted)
-    noqa = _noqa_lines(source)
+    noqa = noqa_lines(source)
     out: list[Finding] = []
     seen: set[tuple] = set()
     for rep in ctx.reports:
@@ -246,8 +273,7 @@ def _resolve(ctx: Context, module: cst.Module, source: str, filename: str, enabl
         rng = positions[rep.node]
         start = Position(rng.start.line, rng.start.column + 1)
         end = Position(rng.end.line, rng.end.column + 1)
-        codes = noqa.get(start.row)
-        if codes is not None and (not codes or code in codes):
+        if suppressed(noqa.get(start.row), code):
             continue
         key = (code, start, rep.message)
         if key in seen:
@@ -285,21 +311,6 @@ def _resolve_edit(e: PendingEdit, positions) -> Edit:
     return Edit(nxt, nxt, e.content)
 
 
-def _noqa_lines(source: str) -> dict[int, frozenset[str]]:
-    """line → codes suppressed on it (empty set: all)."""
-    out: dict[int, frozenset[str]] = {}
-    if "noqa" not in source and "NOQA" not in source.upper():
-        return out
-    for i, line in enumerate(source.splitlines(), 1):
-        if "#" not in line:
-            continue
-        m = _NOQA_RE.search(line)
-        if m:
-            codes = m.group("codes")
-            out[i] = frozenset(c.upper() for c in re.split(r"[,\s]+", codes) if c) if codes else frozenset()
-    return out
-
-
 # ---------------------------------------------------------------------------------------------
 # Files.
 
@@ -334,7 +345,7 @@ def read_source(path: Path) -> tuple[str | None, str | None]:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        declared = _declared_encoding(data)
+        declared = declared_encoding(data)
         if declared is not None:  # PEP 263: `# -*- coding: latin-1 -*-` is valid Python
             try:
                 return data.decode(declared), None
@@ -345,7 +356,7 @@ def read_source(path: Path) -> tuple[str | None, str | None]:
     return text, None
 
 
-def _declared_encoding(data: bytes) -> str | None:
+def declared_encoding(data: bytes) -> str | None:
     """The PEP 263 encoding declared on the first two lines, if any (and not UTF-8)."""
     import io
     import tokenize

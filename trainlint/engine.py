@@ -13,7 +13,7 @@ The layers, each importing only the ones above it:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
 from trainlint.cache import Cache
 from trainlint.config import Settings

@@ -6,8 +6,12 @@ import dataclasses
 import fnmatch
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from trainlint.config import DEFAULT_EXCLUDE, Settings
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 LINTED_SUFFIXES = (".py", ".pyi", ".ipynb")
 
@@ -50,7 +54,7 @@ def discover(paths: list[Path], settings: Settings, force_exclude: bool = False)
     return [found[k] for k in sorted(found)]
 
 
-def _gitignore_spec(directory: Path):
+def _gitignore_spec(directory: Path) -> GitIgnoreSpec | None:
     """The `.gitignore` of ``directory`` as a pathspec matcher, or None."""
     gi = directory / ".gitignore"
     try:
@@ -62,9 +66,9 @@ def _gitignore_spec(directory: Path):
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def _ancestor_specs(root: Path) -> list[tuple[Path, object]]:
+def _ancestor_specs(root: Path) -> list[tuple[Path, GitIgnoreSpec]]:
     """`.gitignore` files of the directories above ``root``, up to the git repository's top."""
-    specs = []
+    specs: list[tuple[Path, GitIgnoreSpec]] = []
     try:
         here = root.resolve()
     except OSError:
@@ -81,7 +85,7 @@ def _ancestor_specs(root: Path) -> list[tuple[Path, object]]:
     return specs
 
 
-def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, object]]) -> bool:
+def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, GitIgnoreSpec]]) -> bool:
     for base, spec in specs:
         try:
             rel = path.relative_to(base).as_posix()
@@ -99,7 +103,7 @@ def _walk(root: Path, settings: Settings):
         pass
 
     resolved_root = root.resolve()
-    specs_by_dir: dict[Path, list] = {resolved_root: _ancestor_specs(resolved_root)}
+    specs_by_dir: dict[Path, list[tuple[Path, GitIgnoreSpec]]] = {resolved_root: _ancestor_specs(resolved_root)}
     for dirpath, dirnames, filenames in os.walk(root, onerror=onerror):
         base = Path(dirpath)
         rbase = resolved_root / base.relative_to(root)

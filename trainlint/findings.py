@@ -8,7 +8,8 @@ from typing import Any
 
 
 class Severity(str, enum.Enum):
-    """How sure trainlint is that the run will fail or train wrong."""
+    """How sure trainlint is that the run will fail or train wrong. The members are in THE severity
+    order, most severe first (:attr:`rank`); :func:`fails_run` judges ``fail-on`` with it."""
 
     ERROR = "error"  # the run will crash, or certainly trains wrong
     WARNING = "warning"  # likely wrong
@@ -16,11 +17,17 @@ class Severity(str, enum.Enum):
 
     @property
     def rank(self) -> int:
-        return {"error": 0, "warning": 1, "info": 2}[self.value]
+        """0 for the most severe; a higher rank is less severe."""
+        return _SEVERITY_RANK[self]
+
+
+_SEVERITY_RANK = {s: i for i, s in enumerate(Severity)}
 
 
 class Stage(int, enum.Enum):
-    """The stage of the training pipeline a rule belongs to: the hundreds digit of its code."""
+    """The stage of the training pipeline a rule belongs to: the hundreds digit of its code. The one
+    list of stages: each has its label and its package (``trainlint/stages/sN_<name>/``, whose
+    ``rules.py`` the registry imports)."""
 
     META = 0
     DATA = 1
@@ -34,17 +41,26 @@ class Stage(int, enum.Enum):
 
     @property
     def label(self) -> str:
-        return {
-            0: "meta",
-            1: "data",
-            2: "batching",
-            3: "model",
-            4: "loss",
-            5: "optimizer",
-            6: "evaluation",
-            7: "training loop",
-            8: "api compatibility",
-        }[self.value]
+        return _STAGES[self][0]
+
+    @property
+    def package(self) -> str:
+        """The stage's package: ``trainlint.stages.s1_data``."""
+        return f"trainlint.stages.s{self.value}_{_STAGES[self][1]}"
+
+
+#: each stage's label and the name of its package (after ``sN_``)
+_STAGES = {
+    Stage.META: ("meta", "meta"),
+    Stage.DATA: ("data", "data"),
+    Stage.BATCHING: ("batching", "batching"),
+    Stage.MODEL: ("model", "model"),
+    Stage.LOSS: ("loss", "loss"),
+    Stage.OPTIMIZER: ("optimizer", "optimizer"),
+    Stage.EVALUATION: ("evaluation", "evaluation"),
+    Stage.LOOP: ("training loop", "loop"),
+    Stage.COMPAT: ("api compatibility", "compat"),
+}
 
 
 class Applicability(str, enum.Enum):
@@ -150,8 +166,10 @@ class Finding:
 
 
 def fails_run(f: Finding, fail_on: Severity) -> bool:
-    """Whether ``f`` makes the run exit 1 under ``fail_on``: by its severity, except after a probe, where
-    a finding the run confirmed always fails and one it did not reproduce never does by itself."""
+    """Whether ``f`` makes the run exit 1 under ``fail_on`` (the one place ``fail-on`` is judged: the
+    exit code, the summary's "below fail-on" count, the language server's hints): by its severity,
+    except after a probe, where a finding the run confirmed always fails and one it did not reproduce
+    never does by itself."""
     if f.probe is not None:
         if f.probe.status is ProbeStatus.CONFIRMED:
             return True

@@ -24,7 +24,7 @@ import re
 import stat
 import tempfile
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
 from trainlint.findings import Applicability, Edit, Finding, Fix
 
@@ -80,6 +80,53 @@ def _content(edit: Edit, newline: str) -> str:
     return re.sub(r"\r\n|\r|\n", newline, edit.content)
 
 
+def _spans(edits: Iterable[Edit], offset: _Offsets, newline: str) -> list[tuple[int, int, str]]:
+    """A fix's edits as (start offset, end offset, text) in ``offset``'s source, sorted."""
+    spans = []
+    for e in edits:
+        s, t = offset(e.start.row, e.start.column), offset(e.end.row, e.end.column)
+        spans.append((s, max(s, t), _content(e, newline)))
+    return sorted(spans, key=lambda x: (x[0], x[1]))
+
+
+def _apply_whole(source: str, groups: list[list[Edit]]) -> tuple[str, list[int]]:
+    """THE edit-application path: apply each group of edits (the edits of one fix) whole or not at all.
+
+    Groups are taken in order of their first edit (ties: their order in ``groups``); a group whose
+    edits overlap an edit already applied is left out (an edit identical to one already applied, e.g.
+    the same added import, counts as applied; two different insertions at one point overlap: their
+    order would be unclear). Returns the new source and the indices of the groups applied, in the
+    order they were taken."""
+    offset = _Offsets(source)
+    newline = newline_of(source)
+    candidates = []
+    for i, edits in enumerate(groups):
+        spans = _spans(edits, offset, newline)
+        if spans:
+            candidates.append((spans[0][0], spans[0][1], i, spans))
+    candidates.sort(key=lambda c: (c[0], c[1], c[2]))
+    applied_spans: list[tuple[int, int, str]] = []
+    applied: list[int] = []
+    for _, _, i, spans in candidates:
+        new_spans: list[tuple[int, int, str]] = []
+        for span in spans:
+            if span in applied_spans or span in new_spans:
+                continue  # the same edit (e.g. the same import) is already there
+            if any(_overlaps(span, other) for other in applied_spans + new_spans):
+                break
+            new_spans.append(span)
+        else:
+            applied_spans.extend(new_spans)
+            applied.append(i)
+    if not applied_spans:
+        return source, applied
+    # apply from the end so earlier offsets stay valid
+    out = source
+    for s, t, text in sorted(applied_spans, key=lambda x: (x[0], x[1]), reverse=True):
+        out = out[:s] + text + out[t:]
+    return out, applied
+
+
 def apply_fixes(source: str, findings: Iterable[Finding], unsafe: bool = False) -> tuple[str, list[Finding]]:
     """Apply the fixes of ``findings`` to ``source`` in one pass.
 
@@ -87,44 +134,19 @@ def apply_fixes(source: str, findings: Iterable[Finding], unsafe: bool = False) 
     first edit; a fix whose edits overlap an edit already applied is left for a later pass (an edit
     identical to one already applied, e.g. the same added import, counts as applied). A fix is
     applied whole or not at all. Returns the new source and the findings whose fix was applied.
-    """
-    offset = _Offsets(source)
-    newline = newline_of(source)
-    candidates = []
-    for f in findings:
-        if not applicable(f.fix, unsafe):
-            continue
-        spans = []
-        for e in f.fix.edits:
-            s, t = offset(e.start.row, e.start.column), offset(e.end.row, e.end.column)
-            spans.append((s, max(s, t), _content(e, newline)))
-        spans.sort(key=lambda x: (x[0], x[1]))
-        candidates.append((spans[0][0], spans[0][1], f.sort_key(), f, spans))
-    candidates.sort(key=lambda c: (c[0], c[1], c[2]))
 
-    applied_spans: list[tuple[int, int, str]] = []
-    applied: list[Finding] = []
-    for _, _, _, finding, spans in candidates:
-        new_spans = []
-        conflict = False
-        for span in spans:
-            if span in applied_spans or span in new_spans:
-                continue  # the same edit (e.g. the same import) is already there
-            if any(_overlaps(span, other) for other in applied_spans + new_spans):
-                conflict = True
-                break
-            new_spans.append(span)
-        if conflict:
-            continue
-        applied_spans.extend(new_spans)
-        applied.append(finding)
-    if not applied_spans:
-        return source, []
-    # apply from the end so earlier offsets stay valid; at one point, insertions before replacements
-    out = source
-    for s, t, text in sorted(applied_spans, key=lambda x: (x[0], x[1]), reverse=True):
-        out = out[:s] + text + out[t:]
-    return out, applied
+    ``--fix``, ``--diff``, the language server's quick fix and "fix all", the ``full`` format's
+    preview and rdjson's suggestions all apply edits through here.
+    """
+    chosen = sorted((f for f in findings if applicable(f.fix, unsafe)), key=Finding.sort_key)
+    new, applied = _apply_whole(source, [list(f.fix.edits) for f in chosen if f.fix is not None])
+    return new, [chosen[i] for i in applied]
+
+
+def apply_edits(source: str, edits: Iterable[Edit]) -> str:
+    """``source`` with ``edits`` (the edits of one change) applied together; ``source`` unchanged
+    when they overlap one another (a change is applied whole or not at all)."""
+    return _apply_whole(source, [list(edits)])[0]
 
 
 def _overlaps(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
@@ -253,7 +275,14 @@ class FileFix:
 
     @property
     def diff(self) -> str:
-        return to_unified_diff(self.original, self.result.source, self.display)
+        """A unified diff of the fix; for a notebook, one per changed cell (``--- a/x.ipynb:cell 5``), of
+        the cell's source: a compact one-line notebook shows the edited lines, not the whole file."""
+        if self.path.suffix != ".ipynb" or self.original == self.result.source:
+            return to_unified_diff(self.original, self.result.source, self.display)
+        from trainlint.notebook import changed_cells
+
+        return "".join(to_unified_diff(old, new, f"{self.display}:cell {index}")
+                       for index, old, new in changed_cells(self.original, self.result.source))
 
 
 def _read_text_encoding(path: Path) -> tuple[str, bool, str]:
@@ -265,9 +294,9 @@ def _read_text_encoding(path: Path) -> tuple[str, bool, str]:
     try:
         return data.decode("utf-8"), False, "utf-8"
     except UnicodeDecodeError:
-        from trainlint.core import _declared_encoding
+        from trainlint.core import declared_encoding
 
-        declared = _declared_encoding(data)
+        declared = declared_encoding(data)
         if declared is None:
             raise
         return data.decode(declared), False, declared

@@ -18,10 +18,15 @@ nodes), else the full parse is used.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
 from trainlint.textdiff import common_prefix, common_suffix
+
+if TYPE_CHECKING:
+    from trainlint.positions import Positions, StatementPositions
 
 log = logging.getLogger("trainlint.incremental")
 
@@ -40,9 +45,9 @@ class IncrementalParser:
         self.verify = verify
         self.reused = 0  # statistics, for tests and the benchmark
         self.full = 0
-        self._positions = None
+        self._positions: StatementPositions | None = None
 
-    def positions(self, module: cst.Module, text: str, wanted):
+    def positions(self, module: cst.Module, text: str, wanted: Iterable[cst.CSTNode]) -> Positions | None:
         """Ranges of ``wanted`` from the ranges kept for unchanged statements (see
         :class:`trainlint.positions.StatementPositions`); None if ``module`` is not the last parse."""
         if module is not self.module or text != self.text:
@@ -87,6 +92,8 @@ class IncrementalParser:
 
     def _splice(self, new: str) -> cst.Module | None:
         old, module, starts = self.text, self.module, self.starts
+        if old is None or module is None:
+            return None
         n = len(module.body)
         if n == 0:
             return None
@@ -122,7 +129,7 @@ class IncrementalParser:
         after = list(module.body[j:])
         if chunk.footer and not at_end:  # comment/blank lines at the chunk's end lead the next statement
             after[0] = after[0].with_changes(leading_lines=(*chunk.footer, *after[0].leading_lines))
-        changes = {"body": (*module.body[:i], *body, *after)}
+        changes: dict[str, Any] = {"body": (*module.body[:i], *body, *after)}
         if at_end:
             changes["footer"] = chunk.footer
             changes["has_trailing_newline"] = chunk.has_trailing_newline

@@ -1,4 +1,5 @@
-"""What trainlint knows without running anything: well-known hub datasets and model classes.
+"""What trainlint knows without running anything: well-known hub datasets and model classes, and when
+the library APIs the version rules ask about appeared, were deprecated and went away.
 
 The dataset table lets the static pass know that ``load_dataset("glue", "mnli")`` has 3 classes in
 its ``label`` column, which columns it has, and whether its splits are stored sorted by label.
@@ -187,3 +188,104 @@ def head_of(cls_name: str) -> str | None:
 #: checkpoint name fragments of decoder-only models (no pad token by default)
 DECODER_ONLY = ("gpt2", "gpt-2", "gpt-neo", "gpt-j", "gptj", "llama", "mistral", "mixtral", "qwen", "phi-",
                 "falcon", "opt-", "bloom", "pythia", "gemma", "smollm", "olmo", "tinyllama", "distilgpt2")
+
+
+# ---------------------------------------------------------------------------------------------
+# The version table: when each API the version rules (TL8xx, TL206, TL503's Keras 3 fix) ask about
+# appeared, was deprecated and went away, read from the libraries' own releases. It is the only place
+# these numbers live: the rules judge an API with `trainlint.pins.status` at the version the script runs
+# (`trainlint.pins`), and each rule's document states them (`tests/test_versions.py` checks both).
+
+Version = tuple[int, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class ApiVersions:
+    """One API's life in its distribution's releases. ``None``: no such release (introduced: present in
+    every release a rule asks about; deprecated: never deprecated before its removal; removed: still there)."""
+
+    dist: str
+    api: str  # as a script writes it
+    introduced: Version | None = None  # the first release that has it
+    deprecated: Version | None = None  # the first release that warns it is deprecated
+    removed: Version | None = None  # the first release without it (or where it stops working)
+    replacement: str | None = None  # the key of what replaces it, in this table
+    source: str = ""  # where each number was read
+
+
+def _api(key: str, dist: str, api: str, **kw) -> tuple[str, ApiVersions]:
+    return key, ApiVersions(dist, api, **kw)
+
+
+_TRL = "huggingface/trl at tags v0.11.4, v0.12.0, v0.15.2, v0.16.0: trl/trainer/*_trainer.py `__init__`"
+#: trl's trainers that took `tokenizer=` (trl 0.11): `SFTTrainer`/`DPOTrainer` kept it as a deprecated alias
+#: of `processing_class` (`@deprecate_kwarg`) from 0.12 to 0.15; the others renamed it in 0.12 outright
+TRL_TOKENIZER_ALIAS = ("SFTTrainer", "DPOTrainer")
+TRL_TOKENIZER_RENAMED = ("BCOTrainer", "CPOTrainer", "IterativeSFTTrainer", "KTOTrainer", "NashMDTrainer",
+                         "OnlineDPOTrainer", "ORPOTrainer", "RewardTrainer", "RLOOTrainer", "XPOTrainer")
+
+API_VERSIONS: dict[str, ApiVersions] = dict([
+    _api("datasets.load_metric", "datasets", "datasets.load_metric", deprecated=(2, 5), removed=(3, 0),
+         replacement="evaluate.load",
+         source="huggingface/datasets src/datasets/load.py: `@deprecated` on load_metric from tag 2.5.0 (not in "
+                "2.4.0); load_metric gone at tag 3.0.0"),
+    _api("evaluate.load", "evaluate", "evaluate.load", introduced=(0, 1),
+         source="huggingface/evaluate src/evaluate/__init__.py at tag v0.1.0 (its first release) exports `load`"),
+    _api("transformers.AdamW", "transformers", "transformers.AdamW", deprecated=(4, 16), removed=(4, 50),
+         replacement="torch.optim.AdamW",
+         source="transformers wheels, transformers/optimization.py: the FutureWarning \"This implementation of "
+                "AdamW is deprecated\" from 4.16.0 (not in 4.15.0); class AdamW in 4.49.0, gone in 4.50.0"),
+    _api("torch.optim.AdamW", "torch", "torch.optim.AdamW", introduced=(1, 2),
+         source="the PyTorch 1.2 release announcement (pytorch.org/blog/pytorch-1.2-and-domain-api-release), "
+                "which lists AdamW among the new optimizers (not read from the source at the tag)"),
+    _api("transformers.TFTrainer", "transformers", "transformers.TFTrainer", deprecated=(4, 9), removed=(4, 37),
+         source="transformers wheels: the warning \"The class `TFTrainer` is deprecated\" in trainer_tf.py from 4.9.0 "
+                "(not in 4.8.0); trainer_tf.py in 4.36.0, gone in 4.37.0"),
+    _api("transformers.Trainer(tokenizer=)", "transformers", "Trainer(tokenizer=...)", deprecated=(4, 46),
+         removed=(5, 0), replacement="transformers.Trainer(processing_class=)",
+         source="transformers wheels, trainer.py: `@deprecate_kwarg(\"tokenizer\", new_name=\"processing_class\", "
+                "version=\"5.0.0\")` from 4.46.0 to 4.57.6; gone in 5.0.0"),
+    _api("transformers.Trainer(processing_class=)", "transformers", "Trainer(processing_class=...)",
+         introduced=(4, 46), source="transformers wheels, trainer.py: `processing_class` in 4.46.0, not in 4.45.2"),
+    _api("transformers.TrainingArguments(evaluation_strategy=)", "transformers",
+         "TrainingArguments(evaluation_strategy=...)", deprecated=(4, 41), removed=(4, 51),
+         replacement="transformers.TrainingArguments(eval_strategy=)",
+         source="transformers wheels, training_args.py: the field is \"Deprecated. Use `eval_strategy`\" from "
+                "4.41.0 (the only name in 4.40.2); still there in 4.50.0, gone in 4.51.0"),
+    _api("transformers.TrainingArguments(eval_strategy=)", "transformers", "TrainingArguments(eval_strategy=...)",
+         introduced=(4, 41), source="transformers wheels, training_args.py: `eval_strategy` in 4.41.0, not in 4.40.2"),
+    _api("transformers.TF*", "transformers", "transformers' TensorFlow classes and helpers", deprecated=(4, 53),
+         removed=(5, 0),
+         source="transformers wheels: modeling_tf_utils.py warns \"TensorFlow and JAX classes are deprecated and "
+                "will be removed in Transformers v5\" from 4.53.0 (not in 4.52.1); no TF module in 5.0.0"),
+    _api("transformers.*Tokenizer(vocab_file=)", "transformers", "…Tokenizer(vocab_file=..., merges_file=...)",
+         removed=(5, 0),
+         source="transformers wheels: BertTokenizer.__init__(vocab_file, ...) in 4.57.6, "
+                "BertTokenizer.__init__(vocab=None, ...) in 5.0.0"),
+    _api("transformers.TF*.fit(BatchEncoding)", "transformers", "a TF model's fit(BatchEncoding)", introduced=(4, 38),
+         source="transformers wheels, modeling_tf_utils.py: `fit` calls `convert_batch_encoding` from 4.38.0 "
+                "(not in 4.37.0)"),
+    _api("keras 3", "keras", "Keras 3", introduced=(3, 0), source="keras-team/keras: tag v3.0.0 (keras/version.py: 3.0.0)"),
+    _api("tensorflow.keras is Keras 3", "tensorflow", "tensorflow.keras as Keras 3", introduced=(2, 16),
+         source="tensorflow/tensorflow release notes of 2.16.1 (\"Keras 3.0 will be the default Keras version\")"),
+    *(_api(f"trl.{cls}(tokenizer=)", "trl", f"{cls}(tokenizer=...)", deprecated=(0, 12), removed=(0, 16),
+           replacement=f"trl.{cls}(processing_class=)", source=_TRL) for cls in TRL_TOKENIZER_ALIAS),
+    *(_api(f"trl.{cls}(tokenizer=)", "trl", f"{cls}(tokenizer=...)", removed=(0, 12),
+           replacement=f"trl.{cls}(processing_class=)", source=_TRL) for cls in TRL_TOKENIZER_RENAMED),
+    *(_api(f"trl.{cls}(processing_class=)", "trl", f"{cls}(processing_class=...)", introduced=(0, 12), source=_TRL)
+      for cls in TRL_TOKENIZER_ALIAS + TRL_TOKENIZER_RENAMED),
+])
+
+
+def api_versions(key: str) -> ApiVersions:
+    """The table's entry for ``key`` (a KeyError for a key it does not have: a bug in a rule)."""
+    return API_VERSIONS[key]
+
+
+#: modules a library API cannot run without: a script that uses one of these (qualified-name prefixes) and
+#: runs has the module installed. transformers' TensorFlow classes raise "requires the TensorFlow library"
+#: without tensorflow; `transformers.optimization` (its `AdamW`) imports torch at its top.
+REQUIRED_BY = {
+    "tensorflow": ("transformers.TF", "transformers.modeling_tf_utils", "transformers.keras_callbacks"),
+    "torch": ("transformers.AdamW", "transformers.optimization.AdamW"),
+}

@@ -22,11 +22,11 @@ Locations: :attr:`Finding.cell` is the **1-based index of the cell among all cel
 finding's rows are 1-based rows *within that cell*.
 
 Fixing (``--fix``): fixes are computed and applied on the virtual module, then written back with
-:meth:`Notebook.with_source` (or :func:`apply_notebook_edits` for a list of edits in virtual-module
-coordinates, or :func:`fix_notebook_text` given any ``source -> fixed source`` function). Only the
-``source`` of the cells that changed is rewritten; outputs, execution counts, metadata and the key
-order are kept, and the JSON is written the way Jupyter writes it (indent 1, no ASCII escaping, a
-trailing newline) unless the file used another indent. The edits carried by notebook findings
+:meth:`Notebook.with_source` (or :func:`fix_notebook_text` given any ``source -> fixed source``
+function, e.g. :func:`trainlint.fixes.apply_edits` of edits in virtual-module coordinates). Only the
+``source`` values of the cells that changed are rewritten, where they stand in the file's JSON text
+and in its style: every other byte (outputs, execution counts, metadata, key order, indentation or
+compact one-line JSON, separators, escaping, the trailing newline) is kept. The edits carried by notebook findings
 (``Finding.fix``) are mapped to rows within the cell of each edit; for display only.
 """
 
@@ -35,11 +35,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from trainlint.config import Settings
 from trainlint.findings import Edit, Finding, Fix, Position
+from trainlint.noqa import file_noqa
+from trainlint.syntax import syntax_error
 
 #: cell magics whose body is Python code (kept in the virtual module)
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
@@ -72,9 +75,8 @@ class Notebook:
     cells: list[_Cell]  # the code cells
     #: the lines replaced by ``pass  # tl-magic-K``: the placeholder's indent, NUL, the original line
     magics: list[str]
-    indent: int | None
-    ensure_ascii: bool
-    trailing_newline: bool
+    #: the notebook's JSON text as read (rewritten in place: only the ``source`` values of edited cells)
+    text: str
     source: str = ""  # the virtual module
     _row_cell: list[int] = dataclasses.field(default_factory=list)  # virtual row -> position in cells
 
@@ -116,8 +118,11 @@ class Notebook:
 
     # -- writing back ------------------------------------------------------------------------
     def with_source(self, new_source: str) -> str:
-        """The notebook's JSON text with the cells rebuilt from a changed virtual module."""
+        """The notebook's JSON text with the cells rebuilt from a changed virtual module: only the
+        ``source`` values of the cells that changed are rewritten, in the file's own JSON style; every
+        other byte of the file is kept."""
         parts = _split_cells(new_source, [c.index for c in self.cells])
+        changed: dict[int, str] = {}
         for cell, lines in zip(self.cells, parts):
             if lines == cell.virtual or not cell.python:
                 continue
@@ -130,8 +135,11 @@ class Notebook:
             cell.raw["source"] = text if isinstance(raw_source, str) else _source_lines(text)
             cell.text = text
             cell.virtual = list(lines)
+            changed[cell.index - 1] = text
         self.__post_init__()
-        return self.dumps()
+        if changed:
+            self.text = _rewrite_sources(self.text, {i: self.data["cells"][i]["source"] for i in changed})
+        return self.text
 
     def _restore(self, line: str) -> str:
         m = _MAGIC_RE.match(line)
@@ -139,9 +147,169 @@ class Notebook:
             return _restore_line(m.group("indent"), self.magics[int(m.group("k"))])
         return line
 
-    def dumps(self) -> str:
-        text = json.dumps(self.data, indent=self.indent, ensure_ascii=self.ensure_ascii)
-        return text + "\n" if self.trailing_newline else text
+
+# ---------------------------------------------------------------------------------------------
+# The notebook's JSON text, rewritten in place: a fixed cell's ``source`` value is replaced where it
+# stands, in the style of the file (compact one-line JSON as Colab saves it, indent 1 or 2, the key
+# order, the separators, the trailing newline and the escaping of non-ASCII characters all stay as
+# they are); the lines a fix did not change keep their JSON text byte for byte.
+
+_WS = " \t\r\n"
+#: a JSON string (unrolled: linear on the long strings of outputs and embedded images)
+_JSON_STRING_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_JSON_SCALAR_RE = re.compile(r"[^,:\[\]{}\s]*")
+_JSON_TOKEN_RE = re.compile(r'["\[\]{}]')
+
+
+def _skip_ws(t: str, i: int) -> int:
+    while i < len(t) and t[i] in _WS:
+        i += 1
+    return i
+
+
+def _value_end(t: str, i: int) -> int:
+    """The end of the JSON value that starts at ``i``."""
+    if t[i] == '"':
+        m = _JSON_STRING_RE.match(t, i)
+        if m is None:
+            raise NotebookError("invalid notebook JSON: an unterminated string")
+        return m.end()
+    if t[i] not in "[{":
+        return _JSON_SCALAR_RE.match(t, i).end()  # type: ignore[union-attr]
+    depth = 0
+    j = i
+    while True:
+        m = _JSON_TOKEN_RE.search(t, j)
+        if m is None:
+            raise NotebookError("invalid notebook JSON: an unclosed bracket")
+        ch = m.group()
+        if ch == '"':
+            j = _value_end(t, m.start())
+            continue
+        depth += 1 if ch in "[{" else -1
+        j = m.end()
+        if depth == 0:
+            return j
+
+
+def _members(t: str, i: int):
+    """(key, start of the whitespace before the key, value start, value end) of the object at ``i``."""
+    j = _skip_ws(t, i + 1)
+    if t[j] == "}":
+        return
+    before = i + 1
+    while True:
+        key_end = _value_end(t, j)
+        key = json.loads(t[j:key_end])
+        v = _skip_ws(t, _skip_ws(t, key_end) + 1)  # past the colon
+        end = _value_end(t, v)
+        yield key, before, v, end
+        j = _skip_ws(t, end)
+        if t[j] != ",":
+            return
+        before = j + 1
+        j = _skip_ws(t, j + 1)
+
+
+def _elements(t: str, i: int):
+    """(start, end) of each element of the array at ``i``."""
+    j = _skip_ws(t, i + 1)
+    if t[j] == "]":
+        return
+    while True:
+        end = _value_end(t, j)
+        yield j, end
+        j = _skip_ws(t, end)
+        if t[j] != ",":
+            return
+        j = _skip_ws(t, j + 1)
+
+
+def _source_spans(t: str) -> dict[int, tuple[int, int, int]]:
+    """Cell position (0-based among all cells) → (start of the whitespace before its ``"source"`` key,
+    start, end of the value)."""
+    top = _skip_ws(t, 0)
+    cells = None
+    for key, _, v, _ in _members(t, top):
+        if key == "cells":
+            cells = v  # the last one counts, as for json.loads
+    out: dict[int, tuple[int, int, int]] = {}
+    if cells is None or t[cells] != "[":
+        return out
+    for n, (start, _) in enumerate(_elements(t, cells)):
+        if t[start] != "{":
+            continue
+        for key, before, v, end in _members(t, start):
+            if key == "source":
+                out[n] = (before, v, end)
+    return out
+
+
+def _ensure_ascii(t: str) -> bool:
+    """The file writes non-ASCII characters as ``\\uXXXX`` escapes (none appears raw, one is escaped)."""
+    if any(ord(ch) > 127 for ch in t):
+        return False
+    return re.search(r"\\u(?:00[89a-fA-F]|0[1-9a-fA-F]|[1-9a-fA-F])", t) is not None
+
+
+def _indent_unit(t: str) -> int:
+    m = re.search(r"[\[{]\r?\n( +)\S", t)
+    return len(m.group(1)) if m else 1
+
+
+def _rewrite_sources(t: str, sources: dict[int, str | list[str]]) -> str:
+    """``t`` with the ``source`` value of the cells in ``sources`` (by position) replaced."""
+    spans = _source_spans(t)
+    ascii_only = _ensure_ascii(t)
+    out = t
+    for n in sorted(sources, reverse=True):
+        if n not in spans:
+            raise NotebookError("the notebook's JSON changed shape while it was fixed; notebook left unchanged")
+        before, start, end = spans[n]
+        value = _render_source(t, before, start, end, sources[n], ascii_only)
+        out = out[:start] + value + out[end:]
+    return out
+
+
+def _render_source(t: str, before: int, start: int, end: int, value: str | list[str], ascii_only: bool) -> str:
+    """The JSON text of a cell's new ``source`` in the layout of its old one (``t[start:end]``)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=ascii_only)
+    if not value:
+        return "[]"
+    # the old elements' text, reused for every line the fix left as it was
+    old = list(_elements(t, start)) if t[start] == "[" else []
+    raw: dict[str, str] = {}
+    for a, b in old:
+        try:
+            decoded = json.loads(t[a:b])
+        except ValueError:
+            continue
+        if isinstance(decoded, str):
+            raw.setdefault(decoded.replace("\r\n", "\n").replace("\r", "\n"), t[a:b])
+    items = [raw.get(line) or json.dumps(line, ensure_ascii=ascii_only) for line in value]
+    # the layout: the old list's own whitespace, else that around the "source" key
+    gap = t[before:_skip_ws(t, before)]  # the whitespace before the key: "\n   " (indented) or "" / " "
+    if "\n" in gap:
+        key_indent = gap[gap.rindex("\n") + 1:]
+        newline = gap[:gap.rindex("\n") + 1].lstrip(" \t")
+        open_ws = newline + key_indent + " " * _indent_unit(t)
+        close_ws = newline + key_indent
+        sep = "," + open_ws
+    else:
+        open_ws = close_ws = ""
+        sep = "," + gap
+    seps: list[str] = []  # the text between two elements, by position
+    if old:
+        open_ws = t[start + 1:old[0][0]]
+        close_ws = t[old[-1][1]:end - 1]
+        seps = [t[a[1]:b[0]] for a, b in zip(old, old[1:])]
+        if seps:
+            sep = seps[0]
+        elif "\n" in open_ws:
+            sep = "," + open_ws
+    body = items[0] + "".join((seps[k] if k < len(seps) else sep) + item for k, item in enumerate(items[1:]))
+    return "[" + open_ws + body + close_ws + "]"
 
 
 def _split_cells(source: str, indices: list[int]) -> list[list[str]]:
@@ -199,13 +367,8 @@ _FLAGS = 0x400 | 0x2000  # ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT (I
 
 
 def _syntax_error(text: str) -> SyntaxError | None:
-    try:
-        compile(text, "<cell>", "exec", flags=_FLAGS, dont_inherit=True)
-    except SyntaxError as err:
-        return err
-    except (ValueError, RecursionError, MemoryError):
-        return SyntaxError("the expression nesting is too deep")
-    return None
+    """The cell's syntax error in every Python trainlint knows (see :func:`trainlint.syntax.syntax_error`)."""
+    return syntax_error(text, "<cell>", _FLAGS)
 
 
 _TRANSFORMER = None  # IPython's TransformerManager; False: IPython is not installed
@@ -277,6 +440,16 @@ def _is_magic(stripped: str) -> bool:
     if "?" in stripped and re.fullmatch(r"\?{1,2}%{0,2}[\w.]+|%{0,2}[\w.]+\?{1,2}", stripped):
         return True  # `?model`, `model??`, `%timeit?` (IPython help)
     return _ASSIGN_MAGIC_RE.match(stripped) is not None
+
+
+def _leading_indent(lines: list[str]) -> list[str]:
+    """IPython's `leading_indent` clean-up without IPython: the indentation of the cell's first non-blank
+    line is removed from every line that starts with it (a cell pasted with a leading space runs)."""
+    first = next((line for line in lines if line.strip()), "")
+    space = first[: len(first) - len(first.lstrip(" \t"))]
+    if not space:
+        return lines
+    return [line[len(space):] if line.startswith(space) else line for line in lines]
 
 
 def _special_lines_fallback(lines: list[str]) -> list[list[int]]:
@@ -363,6 +536,9 @@ def _virtual_lines(text: str, magics: list[str]) -> tuple[list[str], bool]:
             if cleaned != lines:
                 python, lines = False, cleaned
     if groups is None:
+        cleaned = _leading_indent(lines)
+        if cleaned != lines:
+            python, lines = False, cleaned
         groups = _special_lines_fallback(lines)
     nonblank = [i for i, line in enumerate(lines) if line.strip()]
     if not groups and len(nonblank) == 1 and _automagic(lines[nonblank[0]]):
@@ -404,13 +580,6 @@ def _restore_line(indent: str, entry: str) -> str:
     return original if made == indent or not original.strip() else indent + original.lstrip(" \t")
 
 
-def _detect_indent(text: str) -> int | None:
-    m = re.search(r"\n( +)\S", text)
-    if m is None:
-        return None if "\n" not in text.strip() else 0
-    return len(m.group(1))
-
-
 def parse_notebook(text: str) -> Notebook:
     """Read a notebook's JSON text. Raises :class:`NotebookError` when it is not one."""
     try:
@@ -440,8 +609,7 @@ def parse_notebook(text: str) -> Notebook:
                        for line in (src.split("\n")[: len(virtual)] or [""])]
             python = False
         cells.append(_Cell(i, raw, src, virtual, python, error=error))
-    ensure_ascii = not any(ord(ch) > 127 for ch in text) and "\\u" in text
-    return Notebook(data, cells, magics, _detect_indent(text), ensure_ascii, text.endswith("\n"))
+    return Notebook(data, cells, magics, text)
 
 
 def _add(items: list[str], item: str) -> int:
@@ -462,67 +630,48 @@ def is_python_notebook(nb: Notebook) -> bool:
 
 def lint_notebook_text(text: str, filename: str, settings: Settings):
     """Lint a notebook given its JSON text: a ``FileResult`` whose findings name cell and row."""
-    from trainlint.core import _FILE_NOQA_RE, FRAMEWORK_RE, FileResult, _meta_finding, lint_text
+    from trainlint.core import FRAMEWORK_RE, FileResult, lint_text, meta_finding
 
     try:
         nb = parse_notebook(text)
     except NotebookError as exc:
-        return FileResult(filename, [_meta_finding("TL002", filename, f"cannot read: {exc}", 1, 1)])
+        return FileResult(filename, [meta_finding("TL002", filename, f"cannot read: {exc}", 1, 1)])
     if not is_python_notebook(nb):
         return FileResult(filename, [], note="not a Python notebook, nothing to lint")
     if not nb.source.strip():
         return FileResult(filename, [], note="no code cells, nothing to lint")
     result = lint_text(nb.source, filename, settings)
-    broken = [c for c in nb.cells if c.error is not None]
-    if broken and settings.codes_for(filename) and not _FILE_NOQA_RE.search(nb.source) \
+    broken = [(c, c.error) for c in nb.cells if c.error is not None]
+    if broken and settings.codes_for(filename) and not file_noqa(nb.source) \
             and any(FRAMEWORK_RE.search(c.text) for c in nb.cells):
-        for cell in broken:
-            row, col, msg = cell.error
-            result.findings.append(_meta_finding("TL001", filename, msg, cell.start + row - 1, col))
+        for cell, (row, col, msg) in broken:
+            result.findings.append(meta_finding("TL001", filename, msg, cell.start + row - 1, col))
     result.findings = sorted((nb.map_finding(f) for f in result.findings), key=Finding.sort_key)
     return result
 
 
 def lint_notebook(path: Path, settings: Settings, display: str | None = None):
-    from trainlint.core import FileResult, _meta_finding, read_source
+    from trainlint.core import FileResult, meta_finding, read_source
 
     name = display or str(path)
     text, err = read_source(path)
     if text is None:
-        return FileResult(name, [_meta_finding("TL002", name, f"cannot read: {err}", 1, 1)])
+        return FileResult(name, [meta_finding("TL002", name, f"cannot read: {err}", 1, 1)])
     if not text.strip():
-        return FileResult(name, [_meta_finding("TL002", name, "cannot read: empty file, not a notebook", 1, 1)])
+        return FileResult(name, [meta_finding("TL002", name, "cannot read: empty file, not a notebook", 1, 1)])
     return lint_notebook_text(text, name, settings)
 
 
-def _apply_edits(source: str, edits: Iterable[Edit]) -> str:
-    """Apply non-overlapping edits (1-based row/column, end exclusive) to ``source``."""
-    lines = source.split("\n")
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line) + 1)
-
-    def offset(p: Position) -> int:
-        if p.row - 1 >= len(lines):
-            return len(source)
-        return min(starts[p.row - 1] + p.column - 1, len(source))
-
-    out = source
-    last = None
-    for e in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
-        a, b = offset(e.start), offset(e.end)
-        if last is not None and b > last:
-            continue  # overlaps an edit already applied
-        out = out[:a] + e.content + out[b:]
-        last = a
+def changed_cells(old: str, new: str) -> list[tuple[int, str, str]]:
+    """(cell index among all cells, 1-based; old source; new source) of each cell whose source differs
+    between two versions of a notebook's JSON text (what ``--diff`` shows of a fixed notebook)."""
+    before = json.loads(old).get("cells", [])
+    after = json.loads(new).get("cells", [])
+    out = []
+    for i, (a, b) in enumerate(zip(before, after), 1):
+        if isinstance(a, dict) and isinstance(b, dict) and a.get("source") != b.get("source"):
+            out.append((i, _cell_text(a), _cell_text(b)))
     return out
-
-
-def apply_notebook_edits(text: str, edits: Iterable[Edit]) -> str:
-    """The notebook JSON ``text`` with ``edits`` (in virtual-module coordinates, as produced by
-    ``lint_text(parse_notebook(text).source, ...)``) applied; outputs and metadata preserved."""
-    nb = parse_notebook(text)
-    return nb.with_source(_apply_edits(nb.source, edits))
 
 
 def fix_notebook_text(text: str, fix_source: Callable[[str], str]) -> str:

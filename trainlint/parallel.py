@@ -18,9 +18,9 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
-from trainlint.core import MAX_FILE_BYTES, FileResult, _meta_finding, lint_text, read_source
+from trainlint.core import MAX_FILE_BYTES, FileResult, meta_finding, lint_text, read_source
 
 #: Below this many files, or this many bytes, a pool costs more than it saves.
 MIN_PARALLEL_FILES = 8
@@ -36,7 +36,7 @@ def lint_file(path: Path, settings, display: str | None = None) -> FileResult:
         return lint_notebook(path, settings, name)
     text, err = read_source(path)
     if text is None:
-        return FileResult(name, [_meta_finding("TL002", name, f"cannot read: {err}", 1, 1)])
+        return FileResult(name, [meta_finding("TL002", name, f"cannot read: {err}", 1, 1)])
     if not text.strip():
         return FileResult(name, [], note="empty file, nothing to lint")
     return lint_text(text, name, settings)
@@ -61,7 +61,7 @@ def lint_files(files: Sequence, settings, jobs: int | None = None, cache=None) -
     keys: dict[int, str] = {}
     for i, f in enumerate(files):
         if f.error is not None:
-            results[i] = FileResult(f.display, [_meta_finding("TL002", f.display, f"cannot read: {f.error}", 1, 1)])
+            results[i] = FileResult(f.display, [meta_finding("TL002", f.display, f"cannot read: {f.error}", 1, 1)])
             continue
         size = 0
         if cache is not None:
@@ -108,7 +108,7 @@ def _lint_one(path: str, display: str, settings):
     try:
         return lint_file(Path(path), settings, display)
     except Exception as exc:  # lint_file catches rule errors; anything else is still one file's problem
-        res = FileResult(display, [_meta_finding("TL003", display, f"internal error: {type(exc).__name__}: {exc}", 1, 1)])
+        res = FileResult(display, [meta_finding("TL003", display, f"internal error: {type(exc).__name__}: {exc}", 1, 1)])
         res.internal_error = True
         return res
 
@@ -188,7 +188,7 @@ def _isolated(path: str, display: str, settings):
                                  initargs=(settings,)) as pool:
             return pool.submit(_work, [(0, path, display)]).result()[0][1]
     except BrokenProcessPool:
-        res = FileResult(display, [_meta_finding(
+        res = FileResult(display, [meta_finding(
             "TL003", display, "internal error: the parser crashed on this file (too deeply nested?)", 1, 1)])
         res.internal_error = True
         return res

@@ -37,14 +37,15 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
+
+from trainlint.findings import Severity
+from trainlint.knowledge import ApiVersions, Version, api_versions
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
-
-Version = tuple[int, ...]
 
 #: levels of evidence, strongest first (see the module docstring)
 INSTALL, SCRIPT, PROJECT, CONFIGURED, INSTALLED = 1, 2, 3, 4, 5
@@ -494,6 +495,63 @@ def versions_of(ctx) -> Versions:
     return v
 
 
+# ---------------------------------------------------------------------------------------------
+# An API judged at the version the script runs (the table: trainlint.knowledge.API_VERSIONS).
+
+#: what an API is in the release a script runs
+ABSENT, VALID, DEPRECATED, REMOVED = "absent", "valid", "deprecated", "removed"
+
+
+@dataclasses.dataclass(frozen=True)
+class Status:
+    """An API of the version table, judged at the version the script runs."""
+
+    api: ApiVersions
+    state: str  # ABSENT (not yet there), VALID, DEPRECATED, REMOVED
+    pin: Pin | None  # the evidence; None: nothing says which version (the rule's default state)
+
+    @property
+    def severity(self) -> Severity | None:
+        """Error where the API is gone, warning where it is deprecated, None (silent) elsewhere."""
+        return {REMOVED: Severity.ERROR, DEPRECATED: Severity.WARNING}.get(self.state)
+
+    @property
+    def runs(self) -> str:
+        """`` (this script runs with `transformers==4.30` in its install command)``; "" for the installed
+        version or no evidence."""
+        return f" (this script runs with {self.pin.describe()})" if self.pin is not None and self.pin.level != INSTALLED else ""
+
+
+def version_text(v: Version) -> str:
+    return ".".join(map(str, v))
+
+
+def state_at(api: ApiVersions, pin: Pin) -> str:
+    """What ``api`` is in the newest release ``pin`` allows."""
+    if api.removed is not None and pin.at_least(api.removed):
+        return REMOVED
+    if api.deprecated is not None and pin.at_least(api.deprecated):
+        return DEPRECATED
+    if api.introduced is not None and pin.below(api.introduced):
+        return ABSENT
+    return VALID
+
+
+def status(versions: Versions, key: str, *, default: str = REMOVED, down_to: int = INSTALLED) -> Status:
+    """``key`` of the version table judged at the version ``versions`` says the script runs (evidence of
+    levels ``1..down_to``); with no evidence at all, ``default`` (the latest release: ``REMOVED`` for an
+    API that is gone there; ``VALID`` for a rule that reports only on evidence)."""
+    api = api_versions(key)
+    pin = versions.pin(api.dist, down_to=down_to)
+    return Status(api, default if pin is None else state_at(api, pin), pin)
+
+
+def available(versions: Versions, key: str) -> bool:
+    """The API exists in the version the script runs (no evidence: the latest release, where it does): a
+    fix may use it."""
+    return status(versions, key, default=VALID).state in (VALID, DEPRECATED)
+
+
 def keras_3(ctx) -> bool:
     """The script runs under Keras 3 (where `tensorflow.keras` is Keras 3 too): the strongest evidence
     about `keras` (3 or newer) or about TensorFlow (2.16 or newer, which brings Keras 3) decides; on
@@ -504,10 +562,10 @@ def keras_3(ctx) -> bool:
     says = []
     keras = v.pin("keras")
     if keras is not None:
-        says.append((keras.level, keras.at_least((3,))))
+        says.append((keras.level, state_at(api_versions("keras 3"), keras) != ABSENT))
     tf = v.pin("tensorflow", down_to=PROJECT)
     if tf is not None:
-        says.append((tf.level, tf.at_least((2, 16))))
+        says.append((tf.level, state_at(api_versions("tensorflow.keras is Keras 3"), tf) != ABSENT))
     if not says:
         return False
     strongest = min(level for level, _ in says)

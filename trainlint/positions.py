@@ -13,7 +13,8 @@ A lookup of a node that was not requested falls back to the full ``PositionProvi
 from __future__ import annotations
 
 import contextlib
-from typing import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 import libcst as cst
 from libcst._position import CodePosition, CodeRange
@@ -41,13 +42,22 @@ class _Recorder:
         self._computed: dict[cst.CSTNode, CodeRange] = {}
 
 
+def _provider(recorder: _Recorder) -> Any:
+    """The recorder where the codegen state wants a provider (it only writes ``_computed``)."""
+    return recorder
+
+
 if _FAST:
     class _WantedPositionsState(PositionProvidingCodegenState):
         """Records ranges only while generating the code of a wanted node (and its children,
         whose ranges LibCST hoists into their parent's)."""
 
-        # not a dataclass field: set on the instance after __init__ (the parent uses slots, the
+        # not dataclass fields: set on the instance after __init__ (the parent uses slots, the
         # subclass has a __dict__)
+        wanted: set[cst.CSTNode]
+        depth: int
+        remaining: int
+
         def _update_position(self, value: str) -> None:
             if "\n" in value or "\r" in value:
                 PositionProvidingCodegenState._update_position(self, value)
@@ -89,7 +99,7 @@ class Positions(Mapping):
         try:
             recorder = _Recorder()
             state = _WantedPositionsState(default_indent=module.default_indent,
-                                          default_newline=module.default_newline, provider=recorder)
+                                          default_newline=module.default_newline, provider=_provider(recorder))
             state.wanted = wanted
             state.depth = 0
             state.remaining = len(wanted)
@@ -150,7 +160,7 @@ class StatementPositions:
         remaining = set(wanted)
         found: dict[cst.CSTNode, CodeRange] = {}
         keep: dict[cst.CSTNode, dict[cst.CSTNode, CodeRange]] = {}
-        pending: list[tuple[cst.CSTNode, int]] = []
+        pending: list[tuple[cst.SimpleStatementLine | cst.BaseCompoundStatement, int]] = []
         line = 1 + source.count("\n", 0, starts[0])
         for k, stmt in enumerate(body):
             ranges = self.maps.get(stmt)
@@ -186,7 +196,7 @@ class StatementPositions:
 def _statement_ranges(module: cst.Module, stmt: cst.CSTNode) -> dict[cst.CSTNode, CodeRange]:
     recorder = _Recorder()
     state = PositionProvidingCodegenState(default_indent=module.default_indent,
-                                          default_newline=module.default_newline, provider=recorder)
+                                          default_newline=module.default_newline, provider=_provider(recorder))
     stmt._codegen(state)
     return recorder._computed
 

@@ -15,23 +15,15 @@ from __future__ import annotations
 
 import importlib
 import re
-from typing import ClassVar, Iterable
+from collections.abc import Iterable
+from typing import ClassVar
 
 from trainlint.findings import Applicability, Severity, Stage
 
 CODE_RE = re.compile(r"^TL\d{3}$")
 
-STAGE_MODULES = (
-    "trainlint.stages.s0_meta.rules",
-    "trainlint.stages.s1_data.rules",
-    "trainlint.stages.s2_batching.rules",
-    "trainlint.stages.s3_model.rules",
-    "trainlint.stages.s4_loss.rules",
-    "trainlint.stages.s5_optimizer.rules",
-    "trainlint.stages.s6_evaluation.rules",
-    "trainlint.stages.s7_loop.rules",
-    "trainlint.stages.s8_compat.rules",
-)
+#: the rule modules, one per stage of :class:`~trainlint.findings.Stage`
+STAGE_MODULES = tuple(f"{stage.package}.rules" for stage in Stage)
 
 
 class Rule:

@@ -52,12 +52,12 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Iterable
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from trainlint.textdiff import common_prefix, common_suffix
 
 if TYPE_CHECKING:
-    from trainlint.findings import Edit, Finding, Position
+    from trainlint.findings import Finding, Position
 
 log = logging.getLogger("trainlint.server")
 
@@ -153,40 +153,12 @@ def carry_over(linted: Linted, source: str, version: int | None) -> Linted:
             continue
         fix = f.fix
         if fix is not None:
-            edits = [(move(e.start, e.end), e.content) for e in fix.edits]
-            if any(m is None for m, _ in edits):
+            moved = [(m, e.content) for e in fix.edits if (m := move(e.start, e.end)) is not None]
+            if len(moved) != len(fix.edits):
                 continue
-            fix = Fix(fix.applicability, fix.message, tuple(Edit(m[0], m[1], c) for m, c in edits))
+            fix = Fix(fix.applicability, fix.message, tuple(Edit(m[0], m[1], c) for m, c in moved))
         kept.append(dataclasses.replace(f, start=span[0], end=span[1], fix=fix))
     return Linted(version, source, split_lines(source), kept, linted.seconds, source, linted.fail_on, carried=True)
-
-
-def apply_edits(text: str, edits: Iterable[Edit]) -> tuple[str, bool]:
-    """``text`` with the non-overlapping ``edits`` applied (later overlapping ones are skipped).
-    Returns (new text, whether an edit was skipped)."""
-    starts = line_starts(text)
-
-    def offset(p: Position) -> int:
-        if p.row - 1 >= len(starts):
-            return len(text)
-        return min(starts[p.row - 1] + p.column - 1, len(text))
-
-    spans = sorted({(offset(e.start), offset(e.end), e.content) for e in edits})
-    kept: list[tuple[int, int, str]] = []
-    skipped = False
-    for a, b, content in spans:
-        if kept and (a < kept[-1][1] or a == b == kept[-1][0] == kept[-1][1]):
-            skipped = True  # overlaps (or inserts at the same point as) an edit kept: next round
-            continue
-        kept.append((a, b, content))
-    out = []
-    pos = 0
-    for a, b, content in kept:
-        out.append(text[pos:a])
-        out.append(content)
-        pos = b
-    out.append(text[pos:])
-    return "".join(out), skipped
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,7 +224,7 @@ class Linter:
 
     def lint(self, text: str, name: str, path: str | None, uri: str | None = None, max_chars: int = DEFAULT_MAX_CHARS,
              root: str | None = None) -> LintResult:
-        from trainlint.core import _meta_finding, lint_text
+        from trainlint.core import meta_finding, lint_text
 
         t0 = time.perf_counter()
         messages: list[str] = []
@@ -264,11 +236,11 @@ class Linter:
         fail_on = None
         findings: list
         if len(text) > max_chars:
-            findings = [_meta_finding("TL002", name, f"too large for the language server ({len(text):,} characters, "
+            findings = [meta_finding("TL002", name, f"too large for the language server ({len(text):,} characters, "
                                       f"limit {max_chars:,}): run `trainlint {name}` in a terminal", 1, 1)]
         elif "\x00" in text:
             row = text.count("\n", 0, text.index("\x00")) + 1
-            findings = [_meta_finding("TL002", name, f"cannot read: binary content (a NUL character on line {row})",
+            findings = [meta_finding("TL002", name, f"cannot read: binary content (a NUL character on line {row})",
                                       row, 1)]
         else:
             try:
@@ -277,7 +249,7 @@ class Linter:
             except UnicodeEncodeError as exc:
                 bad = text.count("\n", 0, exc.start) + 1
             if bad is not None:
-                findings = [_meta_finding("TL002", name, f"cannot read: not valid UTF-8 (a lone surrogate on line {bad})",
+                findings = [meta_finding("TL002", name, f"cannot read: not valid UTF-8 (a lone surrogate on line {bad})",
                                           bad, 1)]
             else:
                 try:
@@ -297,7 +269,7 @@ class Linter:
                         findings = lint_text(text, name, settings, parse=parse, positions=positions).findings
                 except Exception as exc:  # a bug in trainlint must not take the editor's linter down
                     log.exception("linting %s failed", name)
-                    findings = [_meta_finding("TL003", name, f"internal error: {type(exc).__name__}: {exc}", 1, 1)]
+                    findings = [meta_finding("TL003", name, f"internal error: {type(exc).__name__}: {exc}", 1, 1)]
         return LintResult(findings, text, fail_on, messages, time.perf_counter() - t0)
 
 
@@ -353,7 +325,8 @@ def worker_main(conn) -> None:
             elif method == "lint":
                 value = linter.lint(*args)
             elif method == "forget":
-                value = linter.forget(*args)
+                linter.forget(*args)
+                value = None
             elif method == "warm":
                 import trainlint.engine  # noqa: F401  (rules, LibCST: before the first document arrives)
                 from trainlint.rule import all_rules
@@ -425,14 +398,19 @@ _CODE_ACTION_KINDS = ["quickfix", "source.fixAll", FIX_ALL_KIND]
 _ENCODINGS = ("utf-8", "utf-16", "utf-32")
 
 
-def static_initialize_result(params: dict) -> dict:
+def _object(value: Any) -> dict[str, Any]:
+    """A JSON object of the request, or {} for anything else."""
+    return value if isinstance(value, dict) else {}
+
+
+def static_initialize_result(params: dict[str, Any]) -> dict[str, Any]:
     """The ``initialize`` result, computed from the request's JSON without the LSP library (which
     takes most of a second to import). Must equal what pygls computes from the same request."""
     from trainlint import __version__
 
-    caps = params.get("capabilities") if isinstance(params.get("capabilities"), dict) else {}
+    caps = _object(params.get("capabilities"))
     encoding = "utf-16"
-    general = caps.get("general") if isinstance(caps.get("general"), dict) else {}
+    general = _object(caps.get("general"))
     offered = general.get("positionEncodings")
     if isinstance(offered, list):
         for enc in offered:
@@ -440,8 +418,8 @@ def static_initialize_result(params: dict) -> dict:
                 encoding = enc
                 break
     sync: dict[str, Any] = {"openClose": True, "change": 2}
-    td = caps.get("textDocument") if isinstance(caps.get("textDocument"), dict) else {}
-    synchronization = td.get("synchronization") if isinstance(td.get("synchronization"), dict) else {}
+    td = _object(caps.get("textDocument"))
+    synchronization = _object(td.get("synchronization"))
     for key in ("willSave", "willSaveWaitUntil"):
         if synchronization.get(key) is not None:
             sync[key] = False

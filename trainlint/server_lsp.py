@@ -35,8 +35,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
-from trainlint import __version__
-from trainlint.findings import Applicability, Finding, Position, Severity
+from trainlint import __version__, noqa
+from trainlint.findings import Applicability, Finding, Position, Severity, fails_run
+from trainlint.fixes import apply_fixes
 from trainlint.server import (
     DEFAULT_DEBOUNCE,
     DEFAULT_MAX_CHARS,
@@ -47,7 +48,6 @@ from trainlint.server import (
     Linted,
     Linter,
     LintResult,
-    apply_edits,
     carry_over,
     read_message,
     release_memory,
@@ -62,7 +62,6 @@ _SEVERITY = {
     Severity.WARNING: lsp.DiagnosticSeverity.Warning,
     Severity.INFO: lsp.DiagnosticSeverity.Information,
 }
-_RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -74,7 +73,6 @@ SERVER_NOT_INITIALIZED = -32002
 READ_AHEAD = 64
 
 _KEEPENDS_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-_NOQA_RE = re.compile(r"#\s*noqa(?::\s?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
 
 class TrainlintProtocol(LanguageServerProtocol):
@@ -100,8 +98,8 @@ class LintWorker:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.proc = None
-        self.conn = None
+        self.proc: Any = None  # the worker's process and the pipe to it, once started
+        self.conn: Any = None
         self.futures: dict[int, tuple[Any, Future]] = {}
         self.next_id = 0
         self.starts = 0
@@ -583,7 +581,7 @@ class TrainlintServer(LanguageServer):
 
     def severity(self, f: Finding, fail_on: Any) -> lsp.DiagnosticSeverity:
         """The rule's severity; a hint when it is below the file's fail-on threshold."""
-        if fail_on is not None and _RANK.get(f.severity, 1) > _RANK.get(fail_on, 1):
+        if fail_on is not None and not fails_run(f, fail_on):
             return lsp.DiagnosticSeverity.Hint
         return _SEVERITY.get(f.severity, lsp.DiagnosticSeverity.Warning)
 
@@ -601,10 +599,6 @@ class TrainlintServer(LanguageServer):
             source=SOURCE,
             data=data,
         )
-
-    def text_edits(self, lines: list[str], edits) -> list[lsp.TextEdit]:
-        return [lsp.TextEdit(range=lsp.Range(start=self.position(lines, e.start), end=self.position(lines, e.end)),
-                             new_text=e.content) for e in edits]
 
 
 def _describe(exc: BaseException) -> str:
@@ -652,15 +646,26 @@ def _overlaps(f_start: lsp.Position, f_end: lsp.Position, r: lsp.Range) -> bool:
 
 def fix_all(linted: Linted, unsafe: bool = False) -> str:
     """The text with the safe fixes (and unsafe ones if asked) of the lint's findings applied, in
-    one pass: no re-lint (a fix that overlaps another waits for the next request)."""
+    one pass of :func:`trainlint.fixes.apply_fixes` (each fix whole or not at all): no re-lint (a fix
+    that overlaps another waits for the next request)."""
     if not unsafe and linted.fix_all_text is not None:
         return linted.fix_all_text
-    edits = [e for f in linted.findings if f.fix is not None
-             and (unsafe or f.fix.applicability == Applicability.SAFE) for e in f.fix.edits]
-    new = apply_edits(linted.text, edits)[0] if edits else linted.text
+    new = apply_fixes(linted.text, linted.findings, unsafe)[0]
     if not unsafe:
         linted.fix_all_text = new
     return new
+
+
+def fix_edits(server: TrainlintServer, uri: str, linted: Linted, new: str) -> list[lsp.TextEdit]:
+    """The document edit that turns the linted text into ``new`` (the linted text with fixes applied);
+    in a notebook cell, whose fixes were made on the masked cell, with its magics put back."""
+    old = linted.text
+    if uri.startswith(NOTEBOOK_CELL_SCHEMES):
+        from trainlint.notebook import unmask_magics
+
+        old = linted.source if linted.source is not None else old
+        new = unmask_magics(new, old) if new != linted.text else old
+    return minimal_edit(server, old, new)
 
 
 def minimal_edit(server: TrainlintServer, old: str, new: str) -> list[lsp.TextEdit]:
@@ -691,11 +696,11 @@ def noqa_edit(server: TrainlintServer, lines: list[str], row: int, code: str) ->
     if not 0 < row <= len(lines):
         return None
     line = lines[row - 1]
-    m = _NOQA_RE.search(line) if "#" in line else None
+    m = noqa.find(line)
     codec = server.workspace.position_codec
     if m is not None:
         if not m.group("codes"):
-            return None  # a bare `# noqa` already silences everything
+            return None  # a bare noqa comment already silences everything
         at = m.end("codes")
         pos = lsp.Position(line=row - 1, character=codec.client_num_units(line[:at]))
         return lsp.TextEdit(range=lsp.Range(start=pos, end=pos), new_text=f", {code}")
@@ -796,7 +801,7 @@ def create_server(protocol_cls: type[LanguageServerProtocol] | None = None) -> T
             return None
         only = params.context.only
         want_quickfix = not only or any(lsp.CodeActionKind.QuickFix.startswith(k) or k == "quickfix" for k in only)
-        want_fix_all = bool(only) and any(FIX_ALL_KIND.startswith(k) for k in only if k)
+        want_fix_all = only is not None and any(FIX_ALL_KIND.startswith(k) for k in only if k)
         actions: list[lsp.CodeAction] = []
         if want_quickfix:
             for f in linted.findings:
@@ -804,14 +809,15 @@ def create_server(protocol_cls: type[LanguageServerProtocol] | None = None) -> T
                 if not _overlaps(r.start, r.end, params.range):
                     continue
                 diag = ls.diagnostic(f, linted)
-                if f.fix is not None:
+                fixed, applied = apply_fixes(linted.text, [f], unsafe=True)
+                if f.fix is not None and applied:
                     safe = f.fix.applicability == Applicability.SAFE
                     actions.append(lsp.CodeAction(
                         title=f"Fix {f.code}: {f.fix.message} ({'safe' if safe else 'unsafe'} fix)",
                         kind=lsp.CodeActionKind.QuickFix,
                         diagnostics=[diag],
                         is_preferred=safe,
-                        edit=lsp.WorkspaceEdit(changes={uri: ls.text_edits(linted.lines, f.fix.edits)}),
+                        edit=lsp.WorkspaceEdit(changes={uri: fix_edits(ls, uri, linted, fixed)}),
                     ))
                 if not f.code.startswith("TL00"):
                     edit = noqa_edit(ls, linted.lines, f.start.row, f.code)
@@ -824,17 +830,10 @@ def create_server(protocol_cls: type[LanguageServerProtocol] | None = None) -> T
                         ))
         safe_fixable = any(f.fix is not None and f.fix.applicability == Applicability.SAFE for f in linted.findings)
         if want_fix_all or (not only and safe_fixable):
-            new = fix_all(linted)
-            old = linted.text
-            if uri.startswith(NOTEBOOK_CELL_SCHEMES):  # the fixes were made on the masked cell
-                from trainlint.notebook import unmask_magics
-
-                old = linted.source if linted.source is not None else old
-                new = unmask_magics(new, old) if new != linted.text else old
             actions.append(lsp.CodeAction(
                 title="trainlint: fix all safe fixes in the file",
                 kind=FIX_ALL_KIND,
-                edit=lsp.WorkspaceEdit(changes={uri: minimal_edit(ls, old, new)}),
+                edit=lsp.WorkspaceEdit(changes={uri: fix_edits(ls, uri, linted, fix_all(linted))}),
             ))
         return actions
 

@@ -266,9 +266,8 @@ def test_fixed_script_all_clear_and_writes_nothing(tiny_env, tmp_path, monkeypat
     report = probe(script, statics, verbose=True)
     assert report.outcome == "reached-training", explain(report)
     assert not confirmed(report), explain(report)
-    assert {f.code: f.probe.status for f in report.findings} == {
-        c: ProbeStatus.NOT_REPRODUCED for c in ("TL201", "TL301", "TL601", "TL101", "TL805")
-    }, explain(report)
+    assert {f.code: f.probe.status for f in report.findings} == dict.fromkeys(
+        ("TL201", "TL301", "TL601", "TL101", "TL805"), ProbeStatus.NOT_REPRODUCED), explain(report)
     assert any("effective learning rate 2e-05" in n for n in report.notes)
     assert any("decoded" in d and "[CLS]" in d for d in report.details), report.details
     assert _tree(project) == before_tree  # no output_dir, no cache, no __pycache__ in the project

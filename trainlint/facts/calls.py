@@ -3,11 +3,17 @@ bound to there, and how an object of the caller (a name, `self.<attr>`) is spelt
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from trainlint.facts.expr import dotted
 from trainlint.facts.loops import module_itself
 from trainlint.facts.values import ClassValue
+
+if TYPE_CHECKING:
+    from trainlint.facts.core import Facts
+    from trainlint.facts.scopes import Binding
 
 
 def parameters(fn: cst.FunctionDef) -> list[cst.Param]:
@@ -16,7 +22,7 @@ def parameters(fn: cst.FunctionDef) -> list[cst.Param]:
     return [*p.posonly_params, *p.params, *p.kwonly_params]
 
 
-def is_parameter(fn: cst.FunctionDef, binding) -> bool:
+def is_parameter(fn: cst.FunctionDef, binding: Binding) -> bool:
     """``binding`` (a :class:`~trainlint.facts.scopes.Binding`) is that of one of ``fn``'s parameters."""
     return any(p.name is binding.target for p in parameters(fn))
 
@@ -25,18 +31,18 @@ class CallGraph:
     """Calls of a file resolved to the file's own `def`s: `helper(...)` (a function the name is bound to)
     and `self.method(...)` (a method of the enclosing class, or of a base class defined in the file)."""
 
-    def __init__(self, facts) -> None:
+    def __init__(self, facts: Facts) -> None:
         self.facts = facts
         #: enclosing function (None: the module) -> the calls in it, in document order
-        self.calls_in: dict = {}
+        self.calls_in: dict[cst.FunctionDef | cst.Lambda | None, list[cst.Call]] = {}
         for call in facts.index.get("Call", ()):
             w = facts.where.get(call)
             if w is not None:
                 self.calls_in.setdefault(w.function, []).append(call)
-        self._targets: dict = {}
-        self._resolved: dict = {}
-        self._callers: dict | None = None
-        self._methods: dict = {}
+        self._targets: dict[cst.Call, cst.FunctionDef | None] = {}
+        self._resolved: dict[cst.Call, cst.FunctionDef | None] = {}
+        self._callers: dict[cst.FunctionDef, list[cst.Call]] | None = None
+        self._methods: dict[cst.ClassDef, dict[str, cst.FunctionDef]] = {}
 
     # -- resolution --------------------------------------------------------------------------------
     def class_of(self, fn: cst.FunctionDef) -> cst.ClassDef | None:
@@ -112,7 +118,7 @@ class CallGraph:
                 return self._made_class(b.value, at)
             if not (isinstance(fn, cst.FunctionDef) and is_parameter(fn, b)):
                 return None
-            found = set()
+            found: set[cst.ClassDef | None] = set()
             for site in self.callers(fn):
                 given = self.argument_of(site, fn, expr.value)
                 found.add(self.instance_class(given, site, _depth + 1) if isinstance(given, cst.Name) else None)
@@ -177,7 +183,7 @@ class CallGraph:
                 return p.default
         return None
 
-    def local_names(self, fn: cst.FunctionDef) -> dict:
+    def local_names(self, fn: cst.FunctionDef) -> dict[str, list[Binding]]:
         """The names ``fn`` binds itself (parameters, assignments, loop targets, nested defs)."""
         return self.facts.bindings.get(fn, {})
 
@@ -197,7 +203,7 @@ class CallGraph:
             if d is not None and outer.startswith(d + "."):
                 return p.name.value + outer[len(d):]  # `encode(model)`: `model.encoder` is `model.encoder` there
         head = outer.split(".", 1)[0]
-        receiver = dotted(call.func.value) if bound_self else None
+        receiver = dotted(call.func.value) if isinstance(call.func, cst.Attribute) else None
         if bound_self and receiver != "self":
             # `tracker.update(x)` running a method of the file: the callee's `self` is `tracker`
             if receiver is not None and (outer == receiver or outer.startswith(receiver + ".")) \
@@ -218,7 +224,7 @@ class CallGraph:
         head = inner.split(".", 1)[0]
         bound_self = isinstance(call.func, cst.Attribute)
         if head == "self":
-            receiver = dotted(call.func.value) if bound_self else None
+            receiver = dotted(call.func.value) if isinstance(call.func, cst.Attribute) else None
             return None if receiver is None else receiver + inner[len("self"):]
         if any(p.name.value == head for p in self._params(fn, bound_self) + list(fn.params.kwonly_params)):
             given = self.argument_of(call, fn, head)
@@ -233,10 +239,10 @@ class CallGraph:
         return inner
 
 
-def call_graph(facts) -> CallGraph:
+def call_graph(facts: Facts) -> CallGraph:
     """The file's call graph (built once per file, kept on the file's facts: a weak-keyed cache
     whose value refers to its key would keep every file's facts alive)."""
-    g = facts.__dict__.get("_call_graph")
+    g: CallGraph | None = facts.__dict__.get("_call_graph")
     if g is None:
-        g = facts._call_graph = CallGraph(facts)
+        g = facts.__dict__["_call_graph"] = CallGraph(facts)
     return g

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-from typing import Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import libcst as cst
 
 from trainlint import knowledge
 from trainlint.facts.expr import UNKNOWN, argument, dotted, literal, positional
 from trainlint.facts.imports import CONVENTIONAL_ALIASES, canonical, home_of
-from trainlint.facts.scopes import Binding
+from trainlint.facts.scopes import Binding, Scopes
 from trainlint.facts.values import (
     TRAINER_CLASSES,
     CallValue,
@@ -23,6 +24,7 @@ from trainlint.facts.values import (
     ModelValue,
     TFDatasetValue,
     TokenizerValue,
+    Tokenization,
     TrainerValue,
     Value,
 )
@@ -43,7 +45,7 @@ _TF_DATA_KEEPING_METHODS = frozenset({"shuffle", "batch", "repeat", "prefetch", 
                                       "with_options", "padded_batch"})
 
 
-class Dataflow:
+class Dataflow(Scopes):
     """Abstract values of expressions and the queries several rules share. Part of :class:`Facts`."""
 
     def qualname(self, expr: cst.BaseExpression) -> str | None:
@@ -115,7 +117,7 @@ class Dataflow:
             return isinstance(v, ClassValue) and any(b in TRAINER_CLASSES for b in v.bases)
         return False
 
-    def value_of(self, expr: cst.BaseExpression | None, at: cst.CSTNode | None = None, _depth: int = 0) -> Value | None:
+    def value_of(self, expr: cst.CSTNode | None, at: cst.CSTNode | None = None, _depth: int = 0) -> Value | None:
         """Abstract value of ``expr`` (evaluated at recorded node ``at``, default: ``expr``)."""
         if expr is None or _depth > 25:
             return None
@@ -140,21 +142,39 @@ class Dataflow:
         return v
 
     def _class_value(self, node: cst.ClassDef) -> ClassValue:
+        memo = self.__dict__.setdefault("_class_values", {})
+        if node in memo:
+            return memo[node] or ClassValue(node, ())  # a cycle of bases: the bases found so far
+        memo[node] = None
         bases = []
         for arg in node.bases:
             qn = self.qualname(arg.value)
             if qn:
                 bases.append(qn)
             elif isinstance(arg.value, cst.Name):
-                b = self.lookup(arg.value.value, node)
-                if b is not None and b.value is node:
-                    continue  # `class Mario(Mario):` extends the earlier class of that name: not followed
-                v = self.value_of(arg.value, node)
+                b = self.base_binding(arg.value.value, node)
+                v = self._class_value(b.value) if b is not None and isinstance(b.value, cst.ClassDef) else (
+                    self.value_of(b.value, node) if b is not None and isinstance(b.value, cst.BaseExpression) else None)
                 if isinstance(v, ClassValue):
                     bases.extend(v.bases)
-        return ClassValue(node, tuple(bases))
+        memo[node] = value = ClassValue(node, tuple(bases))
+        return value
 
-    def _compute(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> Value | None:
+    def base_binding(self, name: str, cls: cst.ClassDef) -> Binding | None:
+        """The binding of the base ``name`` of the class statement ``cls``: the bases are evaluated before
+        the class binds its own name, so `class Mario(Mario):` derives from the `Mario` bound before."""
+        b = self.lookup(name, cls)
+        if b is None or b.value is not cls:
+            return b
+        w = self.where.get(cls)
+        earlier = [x for x in self.bindings.get(w.function if w else None, {}).get(name, ()) if x.order < b.order]
+        return earlier[-1] if earlier else None
+
+    def _map_tokenization(self, call: cst.Call, at: cst.CSTNode) -> Tokenization:
+        """What ``ds.map(f)`` does with the tokenizer (:class:`DatasetFacts`)."""
+        raise NotImplementedError
+
+    def _compute(self, expr: cst.CSTNode, at: cst.CSTNode, depth: int) -> Value | None:
         if isinstance(expr, cst.Subscript):
             base = self.value_of(expr.value, at, depth + 1)
             if isinstance(base, DatasetValue) and len(expr.slice) == 1:
@@ -235,7 +255,7 @@ class Dataflow:
         element = ret.value.elements[index]
         return self.value_of(element.value, ret, depth + 1) if isinstance(element, cst.Element) else None
 
-    def _value_of_qualified_call(self, call: cst.Call, qn: str, at, depth) -> Value | None:
+    def _value_of_qualified_call(self, call: cst.Call, qn: str, at: cst.CSTNode, depth: int) -> Value | None:
         short = qn.rsplit(".", 1)[-1]
         if qn in ("datasets.load_dataset",):
             name = self.constant(argument(call, "path", 0), at)
@@ -287,7 +307,7 @@ class Dataflow:
             return ModelValue(call, qualname=qn, pretrained=False, call=call)
         return CallValue(call, qualname=qn)
 
-    def _tfds_load(self, call: cst.Call, at) -> TFDatasetValue | None:
+    def _tfds_load(self, call: cst.Call, at: cst.CSTNode) -> TFDatasetValue | None:
         """`tfds.load("glue/sst2", split=...)`: a tf.data dataset (a dict of them without `split=`) of a
         catalog dataset, named `name/config:version`; `with_info=True` returns a tuple instead."""
         if argument(call, "with_info") is not None and self.constant(argument(call, "with_info"), at) is not False:
@@ -311,7 +331,7 @@ class Dataflow:
             base=base,
         )
 
-    def constant(self, expr: cst.BaseExpression | None, at: cst.CSTNode | None = None, _depth: int = 0):
+    def constant(self, expr: cst.CSTNode | None, at: cst.CSTNode | None = None, _depth: int = 0) -> Any:
         """Literal value of ``expr``, following names bound to literals (``ckpt = "bert"``)."""
         if expr is None:
             return None
@@ -339,7 +359,7 @@ class Dataflow:
             return self.function_def(pos[0].value, at) if pos else None
         return None
 
-    def _callable_instance(self, expr: cst.BaseExpression | None, at) -> cst.FunctionDef | None:
+    def _callable_instance(self, expr: cst.CSTNode | None, at: cst.CSTNode | None) -> cst.FunctionDef | None:
         """``ds.map(Preprocessor(tokenizer))``: the ``__call__`` of a class defined in the file."""
         if isinstance(expr, cst.Name):
             b = self.lookup(expr.value, at if at is not None else expr)
@@ -376,7 +396,5 @@ class Dataflow:
         return iter(self._method_calls.get(name, ()))
 
     def function_named(self, name: str) -> cst.FunctionDef | None:
-        for fn in self.index.get("FunctionDef", ()):
-            if fn.name.value == name:
-                return fn
-        return None
+        functions: list[cst.FunctionDef] = self.index.get("FunctionDef", [])
+        return next((fn for fn in functions if fn.name.value == name), None)

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any
 
 import libcst as cst
 
 from trainlint import knowledge
+from trainlint.facts.dataflow import Dataflow
 from trainlint.facts.expr import UNKNOWN, argument, has_star_kwargs, literal
 from trainlint.facts.walk import iter_calls, iter_nodes
-from trainlint.facts.values import DatasetValue, Tokenization, TokenizerValue
+from trainlint.facts.values import ClassValue, DatasetValue, FunctionValue, Tokenization, TokenizerValue
 
 _TOKENIZER_NAME = re.compile(r"token", re.I)
 
@@ -29,10 +31,10 @@ def looks_like_group_texts(fn: cst.FunctionDef | cst.Lambda) -> bool:
     return False
 
 
-class DatasetFacts:
+class DatasetFacts(Dataflow):
     """Tokenization of ``.map()`` functions and the datasets a file loads. Part of :class:`Facts`."""
 
-    def _map_tokenization(self, call: cst.Call, at) -> Tokenization:
+    def _map_tokenization(self, call: cst.Call, at: cst.CSTNode) -> Tokenization:
         expr = argument(call, "function", 0)
         fn = self.function_def(expr, at) or self._callable_instance(expr, at)
         if fn is None:
@@ -43,7 +45,7 @@ class DatasetFacts:
             return dataclasses.replace(t, padding="do_not_pad_but_fixed")
         return t
 
-    def _single_batch(self, call: cst.Call, at) -> bool:
+    def _single_batch(self, call: cst.Call, at: cst.CSTNode) -> bool:
         """`.map(batched=True, batch_size=None | 0 | -1 | len(...))` in one process: the function sees the
         whole split as one batch."""
         if self.constant(argument(call, "batched"), at) is not True:
@@ -106,6 +108,8 @@ class DatasetFacts:
             v = self.value_of(target, at if at is not None and at in self.where else None)
             if isinstance(v, TokenizerValue):
                 return True
+            if isinstance(v, (FunctionValue, ClassValue)):
+                return False  # a function (or class) of the file named like a tokenizer: what it does is in its body
             return bool(_TOKENIZER_NAME.search(target.value)) and target.value != "tokenize"
         if isinstance(target, cst.Attribute):  # self.tokenizer(...)
             return bool(_TOKENIZER_NAME.search(target.attr.value))
@@ -140,10 +144,11 @@ class DatasetFacts:
 class Step:
     kind: str  # "key" (ds["train"]), "method" (ds.m(...)), "index" (other subscripts)
     name: str | None  # the split key / method name
-    node: cst.CSTNode
+    node: Any  # a cst.Subscript (key, index) or a cst.Call (method), as ``kind`` says
 
 
-def dataset_chain(facts, expr, at, _depth: int = 0, any_origin: bool = False) -> tuple[cst.Call, tuple[Step, ...]] | None:
+def dataset_chain(facts: Dataflow, expr: cst.CSTNode | None, at: cst.CSTNode | None, _depth: int = 0,
+                  any_origin: bool = False) -> tuple[cst.Call, tuple[Step, ...]] | None:
     """The `load_dataset(...)` call ``expr`` derives from and the steps applied since, in order
     (through names, `ds["train"]` and method calls); None if anything else intervenes. ``any_origin``:
     the chain may start at any other call too (`DatasetDict(...)`, a helper of the file)."""

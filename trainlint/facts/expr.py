@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import libcst as cst
 
 
-def literal(expr: cst.BaseExpression | None):
+def literal(expr: cst.CSTNode | None) -> Any:
     """The Python value of a literal expression (str, int, float, bool, None, list/tuple of those).
 
     Returns :data:`UNKNOWN` when the expression is not a literal.
@@ -56,7 +58,7 @@ class _Unknown:
 UNKNOWN = _Unknown()
 
 
-def dotted(expr: cst.BaseExpression) -> str | None:
+def dotted(expr: cst.CSTNode) -> str | None:
     """``a.b.c`` → ``"a.b.c"`` for Name/Attribute chains, else None."""
     parts = []
     while isinstance(expr, cst.Attribute):
@@ -118,3 +120,9 @@ def self_item(expr: cst.BaseExpression, through: tuple[str, ...] = ()) -> tuple[
     if isinstance(v, cst.Attribute) and isinstance(v.value, cst.Name) and v.value.value == "self":
         return v.attr.value, expr.slice[0].slice.value.value
     return None
+
+
+def short_code(code: str, limit: int = 40) -> str:
+    """Source text as a concise message shows it: on one line, cut to ``limit`` characters."""
+    code = " ".join(code.split())
+    return code if len(code) <= limit else code[: limit - 1] + "…"

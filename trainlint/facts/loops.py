@@ -5,11 +5,15 @@ training-loop rules and the loader rules ask the same facts."""
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from trainlint.facts.expr import dotted, literal
 from trainlint.facts.values import CallValue
+
+if TYPE_CHECKING:
+    from trainlint.facts.core import Facts
 
 LOOPS = (cst.For, cst.While)
 
@@ -18,21 +22,24 @@ LOOPS = (cst.For, cst.While)
 class LoopFacts:
     """The calls of a file sorted out for the loop rules."""
 
-    backward: list = dataclasses.field(default_factory=list)
-    optimizer_steps: list = dataclasses.field(default_factory=list)
-    scheduler_steps: list = dataclasses.field(default_factory=list)
-    zero_grads: list = dataclasses.field(default_factory=list)  # zero_grad() calls, `p.grad = None`, `p.grad.zero_()`
-    modes: list = dataclasses.field(default_factory=list)  # (call, receiver text, "train" | "eval")
-    calls: list = dataclasses.field(default_factory=list)  # every call (for "is the model called here")
-    loops_of: dict = dataclasses.field(default_factory=dict)  # node -> loops around it (outermost first)
+    backward: list[cst.Call] = dataclasses.field(default_factory=list)
+    optimizer_steps: list[cst.Call] = dataclasses.field(default_factory=list)
+    scheduler_steps: list[cst.Call] = dataclasses.field(default_factory=list)
+    #: zero_grad() calls, `p.grad = None`, `p.grad.zero_()`
+    zero_grads: list[cst.Call | cst.Assign] = dataclasses.field(default_factory=list)
+    #: (call, receiver text, "train" | "eval")
+    modes: list[tuple[cst.Call, str, str]] = dataclasses.field(default_factory=list)
+    calls: list[cst.Call] = dataclasses.field(default_factory=list)  # every call (for "is the model called here")
+    #: node -> loops around it (outermost first)
+    loops_of: dict[cst.CSTNode, tuple[cst.For | cst.While, ...]] = dataclasses.field(default_factory=dict)
 
 
-def loops_around(facts, node) -> tuple:
+def loops_around(facts: Facts, node: cst.CSTNode) -> tuple[cst.For | cst.While, ...]:
     """The loops around ``node`` inside its own function (outermost first)."""
     w = facts.where.get(node)
     if w is None:
         return ()
-    out = []
+    out: list[cst.For | cst.While] = []
     for b in reversed(w.blocks):
         if isinstance(b, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             break
@@ -41,7 +48,7 @@ def loops_around(facts, node) -> tuple:
     return tuple(reversed(out))
 
 
-def is_scheduler(facts, recv: cst.BaseExpression, at) -> bool:
+def is_scheduler(facts: Facts, recv: cst.BaseExpression, at: cst.CSTNode) -> bool:
     text = dotted(recv) or ""
     if "sched" in text.lower():
         return True
@@ -50,7 +57,7 @@ def is_scheduler(facts, recv: cst.BaseExpression, at) -> bool:
     return qn.startswith("torch.optim.lr_scheduler") or (qn.startswith("transformers.") and "schedule" in qn)
 
 
-def is_optimizer(facts, recv: cst.BaseExpression, at) -> bool:
+def is_optimizer(facts: Facts, recv: cst.BaseExpression, at: cst.CSTNode) -> bool:
     if isinstance(recv, cst.Name):
         v = facts.value_of(recv, at)
         if isinstance(v, CallValue) and v.qualname.startswith("torch.optim.") and "lr_scheduler" not in v.qualname:
@@ -71,8 +78,8 @@ def module_itself(recv: cst.BaseExpression) -> cst.BaseExpression:
     return recv
 
 
-def loop_facts(facts) -> LoopFacts:
-    lf = facts.__dict__.get("_loop_facts")  # once per file, kept with the file's facts
+def loop_facts(facts: Facts) -> LoopFacts:
+    lf: LoopFacts | None = facts.__dict__.get("_loop_facts")  # once per file, kept with the file's facts
     if lf is not None:
         return lf
     lf = LoopFacts()
@@ -96,8 +103,7 @@ def loop_facts(facts) -> LoopFacts:
             lf.zero_grads.append(call)
         elif meth in ("zero_", "detach_", "fill_") and ".grad" in (f".{dotted(recv)}" if dotted(recv) else ""):
             lf.zero_grads.append(call)
-        elif meth in ("train", "eval") and dotted(module_itself(recv)) is not None:
-            recv = module_itself(recv)
+        elif meth in ("train", "eval") and (name := dotted(module_itself(recv))) is not None:
             mode = meth
             if meth == "train" and call.args:
                 v = literal(call.args[0].value)
@@ -107,12 +113,12 @@ def loop_facts(facts) -> LoopFacts:
                     continue
             elif meth == "eval" and call.args:
                 continue
-            lf.modes.append((call, dotted(recv), mode))
+            lf.modes.append((call, name, mode))
     for assign in facts.index.get("Assign", ()):
         for t in assign.targets:
             if isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad":
                 lf.zero_grads.append(assign)
     for n in lf.backward + lf.optimizer_steps + lf.scheduler_steps + lf.zero_grads + [m[0] for m in lf.modes]:
         lf.loops_of[n] = loops_around(facts, n)
-    facts._loop_facts = lf
+    facts.__dict__["_loop_facts"] = lf
     return lf

@@ -3,18 +3,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from trainlint.facts.expr import argument
 from trainlint.facts.values import ModelValue
 from trainlint.facts.walk import iter_nodes
 
+if TYPE_CHECKING:
+    from trainlint.facts.core import Facts
+
 #: `model = model.to(device)` and friends return the same model
 SAME_MODEL_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "bfloat16", "double",
                                 "requires_grad_", "to_empty"})
 
 
-def model_of(facts, expr: cst.BaseExpression | None, at: cst.CSTNode) -> ModelValue | None:
+def model_of(facts: Facts, expr: cst.BaseExpression | None, at: cst.CSTNode) -> ModelValue | None:
     """The model an expression holds, through `model.to(device)`-style calls that return it."""
     for _ in range(6):
         if expr is None:
@@ -35,7 +40,7 @@ def model_of(facts, expr: cst.BaseExpression | None, at: cst.CSTNode) -> ModelVa
     return None
 
 
-def compiled_model(facts, call: cst.Call) -> ModelValue | None:
+def compiled_model(facts: Facts, call: cst.Call) -> ModelValue | None:
     """The model of a `model.compile(...)`/`model.fit(...)` call, if trainlint knows it."""
     if not isinstance(call.func, cst.Attribute):
         return None
@@ -54,7 +59,7 @@ def parameters_owner(expr: cst.BaseExpression | None) -> cst.BaseExpression | No
     return None
 
 
-def torch_optimizer(facts, call: cst.Call) -> str | None:
+def torch_optimizer(facts: Facts, call: cst.Call) -> str | None:
     """`AdamW` for a call to `torch.optim.AdamW` (any import spelling), else None."""
     qn = facts.callee(call) or ""
     if qn.startswith("torch.optim.") and not qn.startswith("torch.optim.lr_scheduler"):
@@ -62,7 +67,7 @@ def torch_optimizer(facts, call: cst.Call) -> str | None:
     return None
 
 
-def optimizer_model(facts, call: cst.Call) -> tuple[cst.BaseExpression, ModelValue | None] | None:
+def optimizer_model(facts: Facts, call: cst.Call) -> tuple[cst.BaseExpression, ModelValue | None] | None:
     """(the `model` expression, its value) of `torch.optim.X(model.parameters(), ...)`; the params may be
     given through a name (`params = [p for p in model.parameters() if ...]`)."""
     params = argument(call, "params", 0)
@@ -80,7 +85,7 @@ def optimizer_model(facts, call: cst.Call) -> tuple[cst.BaseExpression, ModelVal
 _KERAS_COMPOSITES = frozenset({"keras.Model", "keras.models.Model", "keras.Sequential", "keras.models.Sequential"})
 
 
-def keras_backbone(facts, call: cst.Call) -> ModelValue | None:
+def keras_backbone(facts: Facts, call: cst.Call) -> ModelValue | None:
     """The pretrained transformers model a `model.compile(...)` / `model.fit(...)` trains: the model itself,
     or the backbone inside a functional `keras.Model(inputs, outputs)` / `keras.Sequential([...])` built
     on it (`x = bert(input_ids)[0]`, `Dense(3)(x)`), or inside a model class of the file whose body loads
@@ -111,7 +116,7 @@ def keras_backbone(facts, call: cst.Call) -> ModelValue | None:
     return None
 
 
-def _backbone_in(facts, expr, at: cst.CSTNode, seen: set, depth: int) -> ModelValue | None:
+def _backbone_in(facts: Facts, expr: cst.CSTNode | None, at: cst.CSTNode, seen: set[int], depth: int) -> ModelValue | None:
     """A pretrained transformers model that the data flowing into ``expr`` goes through: layers applied to
     names (`Dense(3)(x)`), models called on them (`bert(input_ids)[0]`), the layers of a `Sequential`, the
     `inputs`/`outputs` of a functional `Model` — not the arguments that configure a layer."""
@@ -140,7 +145,7 @@ def _backbone_in(facts, expr, at: cst.CSTNode, seen: set, depth: int) -> ModelVa
             qn = facts.qualname(func) or ""
             if qn in _KERAS_COMPOSITES:
                 inputs = [a.value for a in expr.args]
-            elif qn.startswith("keras.") or qn.startswith("tensorflow."):
+            elif qn.startswith(("keras.", "tensorflow.")):
                 return None  # a layer's or an op's configuration, `Input(shape=...)`: no data flows in
             else:
                 inputs = [a.value for a in expr.args]

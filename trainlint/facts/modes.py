@@ -21,6 +21,7 @@ behaviour depends on the mode (dropout, batch norm)? True, False (every layer kn
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -28,6 +29,16 @@ from trainlint.facts.expr import UNKNOWN, argument, dotted, literal
 from trainlint.facts.loops import RETURN_SELF, loop_facts, module_itself
 from trainlint.facts.passes import callers, calls_inside, training_loops
 from trainlint.facts.walk import iter_nodes
+
+if TYPE_CHECKING:
+    from trainlint.facts.core import Facts
+    from trainlint.facts.objects import Module
+    from trainlint.facts.scopes import Binding, Scope
+
+#: a condition a path took: (its text, its outcome, the names it reads[, the loop whose last pass it marks])
+Condition = tuple[Any, ...]
+States = frozenset["Mode"]
+Owner = tuple[str, cst.BaseExpression, cst.CSTNode]
 
 TRAIN, EVAL = "train", "eval"
 UNKNOWN_MODE = "?"  # the source does not say (`model.train(flag)`, a model loaded whole)
@@ -52,7 +63,7 @@ class Mode:
     #: leaves the module so, the value a name is bound to (a new module); None: nothing in the file
     origin: cst.CSTNode | None
     #: the conditions this path took (``(condition text, outcome)``), while nothing rebinds their names
-    assume: frozenset = frozenset()
+    assume: frozenset[Condition] = frozenset()
     #: where the mode was set in the end: the `x.eval()` / `x.train()` call itself (inside a helper), or
     #: the value that built the module
     event: cst.CSTNode | None = None
@@ -64,7 +75,7 @@ def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
-def _condition(test: cst.BaseExpression) -> tuple[str, bool, frozenset] | None:
+def _condition(test: cst.BaseExpression) -> tuple[str, bool, frozenset[str]] | None:
     """(the condition's text, the outcome the test asks, the names it reads) for a test without calls:
     `phase == "train"`, `not train`, `step % 100 == 0`; None for a test whose value a call decides."""
     positive = True
@@ -77,7 +88,7 @@ def _condition(test: cst.BaseExpression) -> tuple[str, bool, frozenset] | None:
 
 
 def _bound_names(target: cst.CSTNode) -> set[str]:
-    out = set()
+    out: set[str] = set()
     for n in iter_nodes(target, (cst.Name,)):
         out.add(n.value)
     return out
@@ -86,16 +97,15 @@ def _bound_names(target: cst.CSTNode) -> set[str]:
 class ModeFlow:
     """The modes of the file's modules, per scope and name. Built by :func:`mode_flow`."""
 
-    def __init__(self, facts) -> None:
+    def __init__(self, facts: Facts) -> None:
         from trainlint.facts.calls import call_graph
 
         self.facts = facts
         self.graph = call_graph(facts)
-        self._runs: dict = {}
-        self._exit: dict = {}
-        self._active: set = set()
-        self._resolving: set = set()
-        self._aliases: dict = {}
+        self._runs: dict[tuple[Scope, str], tuple[dict[int, States], States]] = {}
+        self._active: set[tuple[Scope, str]] = set()
+        self._resolving: set[tuple[Scope, str]] = set()
+        self._aliases: dict[tuple[str, Scope], frozenset[str]] = {}
         lf = loop_facts(facts)
         self._mode_calls = {call: (recv, mode) for call, recv, mode in lf.modes}
         self._unknown_mode_calls = self._flag_mode_calls()
@@ -119,14 +129,14 @@ class ModeFlow:
         _, out = self._run(fn, name)
         return out
 
-    def _resolve(self, states: frozenset[Mode], scope, name: str, depth: int) -> frozenset[Mode]:
+    def _resolve(self, states: frozenset[Mode], scope: Scope, name: str, depth: int) -> frozenset[Mode]:
         """``ENTRY`` replaced by what every call of ``scope`` leaves (unknown without a call in the file)."""
         if not any(s.mode == ENTRY for s in states):
             return states
         out = {s for s in states if s.mode != ENTRY}
         sites = callers(self.facts, scope) if isinstance(scope, cst.FunctionDef) and depth < 4 else []
         key = (scope, name)
-        if not sites or key in self._resolving:
+        if not sites or key in self._resolving or not isinstance(scope, cst.FunctionDef):
             return frozenset(out | {Mode(UNKNOWN_MODE, None)})
         self._resolving.add(key)
         try:
@@ -139,7 +149,7 @@ class ModeFlow:
         return frozenset(out)
 
     # -- spellings -------------------------------------------------------------------------------
-    def aliases(self, name: str, scope) -> frozenset[str]:
+    def aliases(self, name: str, scope: Scope) -> frozenset[str]:
         """The spellings of the object ``name`` in ``scope``: itself, what a local ``name`` is only ever bound
         to (`model = self.model`, `model = self.model.to(device)`), the locals only ever bound to it."""
         key = (name, scope)
@@ -148,8 +158,8 @@ class ModeFlow:
             return found
         local = self.facts.bindings.get(scope, {}) if scope is not None else {}
 
-        def only(bindings) -> str | None:
-            texts = set()
+        def only(bindings: list[Binding]) -> str | None:
+            texts: set[str | None] = set()
             for b in bindings:
                 if not isinstance(b.value, (cst.Name, cst.Attribute, cst.Call)):
                     return None
@@ -173,7 +183,7 @@ class ModeFlow:
         return any(receiver == n or n.startswith(receiver + ".") for n in names)
 
     # -- the flow ----------------------------------------------------------------------------------
-    def _run(self, scope, name: str) -> tuple[dict, frozenset[Mode]]:
+    def _run(self, scope: Scope, name: str) -> tuple[dict[int, States], States]:
         key = (scope, name)
         found = self._runs.get(key)
         if found is not None:
@@ -198,18 +208,18 @@ class ModeFlow:
             self._active.discard(key)
         return found
 
-    def _flag_mode_calls(self) -> dict:
+    def _flag_mode_calls(self) -> dict[cst.Call, str]:
         """`model.train(flag)` with a flag that is not a literal: the mode it sets is unknown."""
-        out = {}
+        out: dict[cst.Call, str] = {}
         for call in self.facts.method_calls("train"):
             if call in self._mode_calls or not call.args or len(call.args) != 1:
                 continue
-            recv = dotted(module_itself(call.func.value))
+            recv = dotted(module_itself(call.func.value)) if isinstance(call.func, cst.Attribute) else None
             if recv is not None:
                 out[call] = recv
         return out
 
-    def call_effect(self, call: cst.Call, names: frozenset[str], scope):
+    def call_effect(self, call: cst.Call, names: frozenset[str], scope: Scope) -> States | None:
         """What ``call`` does to the object spelt ``names``: (mode, the mode call) for its own
         `x.train()` / `x.eval()`, the modes a function of the file leaves it in, or None."""
         own = self._mode_calls.get(call)
@@ -269,26 +279,26 @@ def _wrapper_name(call: cst.Call) -> str:
 
 @dataclasses.dataclass
 class _Out:
-    normal: frozenset
-    brk: frozenset = frozenset()
-    cont: frozenset = frozenset()
-    ret: frozenset = frozenset()
+    normal: States
+    brk: States = frozenset()
+    cont: States = frozenset()
+    ret: States = frozenset()
 
-    def __or__(self, other: "_Out") -> "_Out":
+    def __or__(self, other: _Out) -> _Out:
         return _Out(self.normal | other.normal, self.brk | other.brk, self.cont | other.cont, self.ret | other.ret)
 
 
 class _Walker:
     """One pass over the statements of a scope for one object, recording the modes before each call and loop."""
 
-    def __init__(self, flow: ModeFlow, scope, name: str, names: frozenset[str]) -> None:
+    def __init__(self, flow: ModeFlow, scope: Scope, name: str, names: frozenset[str]) -> None:
         self.flow = flow
         self.facts = flow.facts
         self.scope = scope
         self.name = name
         self.names = names
-        self.states: dict = {}
-        self.loops: list = []  # the loops being walked, innermost last
+        self.states: dict[int, States] = {}
+        self.loops: list[cst.For | cst.While] = []  # the loops being walked, innermost last
         # the conditions tested more than once: the only ones a path needs to remember
         body = scope.body if scope is not None else flow.facts.module
         tests = [c[0] for n in iter_nodes(body, (cst.If, cst.IfExp)) if (c := _condition(n.test)) is not None]
@@ -296,12 +306,12 @@ class _Walker:
         if isinstance(scope, cst.FunctionDef):  # a flag parameter: the call that gives it decides the branch
             self.repeated |= {p.name.value for p in scope.params.params}
 
-    def record(self, node: cst.CSTNode, states: frozenset) -> None:
+    def record(self, node: cst.CSTNode, states: States) -> None:
         old = self.states.get(id(node))
         self.states[id(node)] = states if old is None else old | states
 
     # -- statements ----------------------------------------------------------------------------------
-    def block(self, body, states: frozenset) -> _Out:
+    def block(self, body: Any, states: States) -> _Out:
         if len(states) > _MAX_STATES:  # too many paths to tell apart: forget the conditions they took
             states = frozenset(dataclasses.replace(s, assume=frozenset()) for s in states)
         stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite, cst.Module)) else body
@@ -314,7 +324,7 @@ class _Walker:
             states = r.normal
         return _Out(states, out.brk, out.cont, out.ret)
 
-    def statement(self, st, states: frozenset) -> _Out:
+    def statement(self, st: cst.CSTNode, states: States) -> _Out:
         if isinstance(st, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             out = _Out(frozenset())
             for small in st.body:
@@ -350,7 +360,7 @@ class _Walker:
             return out
         return _Out(states)  # a def or a class: its body runs elsewhere
 
-    def small(self, small, states: frozenset) -> _Out:
+    def small(self, small: cst.BaseSmallStatement, states: States) -> _Out:
         if isinstance(small, cst.Break):
             return _Out(frozenset(), brk=states)
         if isinstance(small, cst.Continue):
@@ -363,11 +373,12 @@ class _Walker:
         if isinstance(small, cst.Raise):
             return _Out(frozenset())
         if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
-            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+            targets: list[cst.BaseExpression] = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
+                else [small.target]
             states = self.rebind(targets, getattr(small, "value", None), small, states)
         return _Out(states)
 
-    def expression(self, node: cst.CSTNode, states: frozenset) -> frozenset:
+    def expression(self, node: cst.CSTNode, states: States) -> States:
         """The calls of ``node`` in the order they run (by position), each recorded and applied."""
         where = self.facts.where
         calls = sorted((c for c in iter_nodes(node, (cst.Call,)) if c in where), key=lambda c: where[c].order)
@@ -376,15 +387,16 @@ class _Walker:
             effect = self.flow.call_effect(call, self.names, self.scope)
             if effect is None:
                 continue
-            new = set()
+            new: set[Mode] = set()
             for s in states:
                 for e in effect:
                     new.add(s if e.mode == ENTRY else dataclasses.replace(e, assume=s.assume, spelt=self.name))
             states = frozenset(new)
         return states
 
-    def rebind(self, targets, value, at, states: frozenset) -> frozenset:
-        names = set()
+    def rebind(self, targets: list[cst.BaseExpression], value: cst.BaseExpression | None, at: cst.CSTNode,
+               states: States) -> States:
+        names: set[str] = set()
         for t in targets:
             names |= _bound_names(t)
         if names:
@@ -398,14 +410,14 @@ class _Walker:
                 states = frozenset(dataclasses.replace(g, assume=s.assume, spelt=self.name) for s in states for g in got)
         return states
 
-    def branch(self, node, states: frozenset) -> _Out:
+    def branch(self, node: cst.If | cst.IfExp, states: States) -> _Out:
         states = self.expression(node.test, states)
         cond = _condition(node.test)
         yes, no = states, states
         if self.loops and _last_pass(node.test):
             # `if i == len(loader) - 1:`: what this branch does is followed by the end of the loop, not by its
             # next pass
-            mark = (_LAST, True, frozenset(), self.loops[-1])
+            mark: Condition = (_LAST, True, frozenset(), self.loops[-1])
             yes = frozenset(dataclasses.replace(s, assume=s.assume | {mark}) for s in states)
         elif cond is not None and cond[0] in self.repeated:
             text, positive, names = cond
@@ -423,14 +435,14 @@ class _Walker:
             other = self.block(orelse.body, no)
         return body | other
 
-    def loop(self, node, states: frozenset) -> _Out:
+    def loop(self, node: cst.For | cst.While, states: States) -> _Out:
         if isinstance(node, cst.For):
             states = self.expression(node.iter, states)
         self.record(node, states)
         bound = _bound_names(node.target) if isinstance(node, cst.For) else set()
         head = states
         out = _Out(frozenset())
-        last: frozenset = frozenset()
+        last: States = frozenset()
         self.loops.append(node)
         try:
             for _ in range(_MAX_PASSES):
@@ -466,18 +478,18 @@ def _last_pass(test: cst.BaseExpression) -> bool:
     return any(isinstance(c.func, cst.Name) and c.func.value == "len" for c in iter_nodes(test, (cst.Call,)))
 
 
-def _marked(s: Mode, loop) -> bool:
+def _marked(s: Mode, loop: cst.CSTNode) -> bool:
     return any(len(a) == 4 and a[3] is loop for a in s.assume)
 
 
-def _unmark(states: frozenset, loop) -> frozenset:
+def _unmark(states: States, loop: cst.CSTNode) -> States:
     return frozenset(dataclasses.replace(s, assume=frozenset(a for a in s.assume if not (len(a) == 4 and a[3] is loop)))
                      if _marked(s, loop) else s for s in states)
 
 
-def _assume(states: frozenset, condition) -> frozenset:
+def _assume(states: States, condition: Condition) -> States:
     text, outcome, names = condition
-    out = set()
+    out: set[Mode] = set()
     for s in states:
         if any(a[0] == text and a[1] != outcome for a in s.assume):
             continue  # the other branch of a test this path already took
@@ -485,11 +497,11 @@ def _assume(states: frozenset, condition) -> frozenset:
     return frozenset(out)
 
 
-def mode_flow(facts) -> ModeFlow:
+def mode_flow(facts: Facts) -> ModeFlow:
     """The mode analysis of a file (built once, kept with the file's facts)."""
-    flow = facts.__dict__.get("_mode_flow")
+    flow: ModeFlow | None = facts.__dict__.get("_mode_flow")
     if flow is None:
-        flow = facts._mode_flow = ModeFlow(facts)
+        flow = facts.__dict__["_mode_flow"] = ModeFlow(facts)
     return flow
 
 
@@ -501,7 +513,7 @@ def mode_flow(facts) -> ModeFlow:
 _MODE_FREE_FRAMEWORKS = frozenset({"diffusers"})
 
 
-def mode_dependent(facts, expr: cst.BaseExpression | None, at: cst.CSTNode, depth: int = 0) -> bool | None:
+def mode_dependent(facts: Facts, expr: cst.BaseExpression | None, at: cst.CSTNode, depth: int = 0) -> bool | None:
     """The module ``expr`` holds at ``at`` has a layer whose behaviour depends on the mode: True (a
     dropout or batch norm, a transformers model, a dropout set to a non-zero literal where it is built or
     wrapped), False (every layer known, none does; a diffusers model with no dropout configured), None."""
@@ -534,7 +546,7 @@ def mode_dependent(facts, expr: cst.BaseExpression | None, at: cst.CSTNode, dept
     return None
 
 
-def transformers_dropout(facts, m) -> bool | None:
+def transformers_dropout(facts: Facts, m: Module) -> bool | None:
     """A transformers model uses dropout: by the family its class or its checkpoint names (`BertFor...`,
     `AutoModel.from_pretrained("t5-small")`); None when neither says (`AutoModel.from_pretrained(args.model)`)."""
     from trainlint.facts.objects import TRANSFORMERS_DROPOUT
@@ -552,12 +564,12 @@ def transformers_dropout(facts, m) -> bool | None:
     return None
 
 
-def binding_at(facts, name: str, at: cst.CSTNode):
+def binding_at(facts: Facts, name: str, at: cst.CSTNode) -> Binding | None:
     """The binding of ``name`` read at ``at``; inside the call a tuple is unpacked from (`model, opt =
     accelerator.prepare(model, opt)`), the binding before that statement."""
     b = facts.lookup(name, at)
     un = facts.unpacked_from(b) if b is not None and b.value is None else None
-    if un is not None and (un[0] is at or facts.in_bound_value(dataclasses.replace(b, value=un[0]), at)):
+    if b is not None and un is not None and (un[0] is at or facts.in_bound_value(dataclasses.replace(b, value=un[0]), at)):
         w = facts.where.get(at)
         scope = w.function if w is not None else None
         earlier = [x for x in facts.bindings.get(scope, {}).get(name, ()) if x.order < b.order]
@@ -565,7 +577,7 @@ def binding_at(facts, name: str, at: cst.CSTNode):
     return b
 
 
-def _holds_dependent_layer(facts, cls: cst.ClassDef) -> bool:
+def _holds_dependent_layer(facts: Facts, cls: cst.ClassDef) -> bool:
     """A module class of the file (or a class of the file it derives from) assigns to `self.<attr>` a module
     with a mode-dependent layer."""
     from trainlint.facts.calls import call_graph
@@ -588,7 +600,7 @@ def _holds_dependent_layer(facts, cls: cst.ClassDef) -> bool:
     return False
 
 
-def _wrapped(facts, expr, at):
+def _wrapped(facts: Facts, expr: cst.BaseExpression, at: cst.CSTNode) -> tuple[cst.BaseExpression, cst.CSTNode] | None:
     """(the module, where) that ``expr`` wraps or names: `model.to(device)`, `get_peft_model(model, c)`, a
     name bound to one, a name unpacked from `accelerator.prepare(model, opt)`."""
     if isinstance(expr, cst.Call):
@@ -612,7 +624,7 @@ def _wrapped(facts, expr, at):
     return None
 
 
-def _configured_dropout(facts, expr, at, depth: int = 0) -> bool | None:
+def _configured_dropout(facts: Facts, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> bool | None:
     """A dropout set where the module is built or wrapped (`GPT(GPTConfig(dropout=0.1))`,
     `get_peft_model(unet, LoraConfig(lora_dropout=0.1))`): True for a non-zero literal, False when every
     dropout given is a literal zero or none is given, None for a value the source does not show."""
@@ -664,39 +676,39 @@ _MODULE_METHODS = frozenset({"parameters", "named_parameters", "train", "eval", 
                              "children", "requires_grad_"})
 
 
-def module_names(facts) -> frozenset[str]:
+def module_names(facts: Facts) -> frozenset[str]:
     """The spellings the file calls module methods on (`model.parameters()`, `net.eval()`)."""
-    found = facts.__dict__.get("_module_names")
+    found: frozenset[str] | None = facts.__dict__.get("_module_names")
     if found is None:
-        out = set()
+        out: set[str] = set()
         for meth in _MODULE_METHODS:
             for call in facts.method_calls(meth):
-                d = dotted(module_itself(call.func.value))
+                d = dotted(module_itself(call.func.value)) if isinstance(call.func, cst.Attribute) else None
                 if d is not None:
                     out.add(d)
-        found = facts._module_names = frozenset(out)
+        found = facts.__dict__["_module_names"] = frozenset(out)
     return found
 
 
-def is_module(facts, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+def is_module(facts: Facts, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
     from trainlint.facts.program import program
 
     d = dotted(expr)
     return (d is not None and d in module_names(facts)) or program(facts).module(expr, at) is not None
 
 
-def runs(facts, call: cst.Call, depth: int = 0) -> list[tuple[str, cst.BaseExpression, cst.CSTNode]]:
+def runs(facts: Facts, call: cst.Call, depth: int = 0) -> list[Owner]:
     """The modules ``call`` runs, spelt where it is: the callee (`model(x)`, `self.model(x)`,
     `model.forward(x)`), or the modules the file's function it calls runs (mapped back through its
     arguments). Each as (spelling, an expression naming it, where that expression is)."""
     from trainlint.facts.calls import call_graph
 
-    memo = facts.__dict__.setdefault("_module_runs", {})
+    memo: dict[cst.Call, list[Owner]] = facts.__dict__.setdefault("_module_runs", {})
     if call in memo:
         return memo[call]
     memo[call] = []  # recursion guard
     graph = call_graph(facts)
-    out: list = []
+    out: list[Owner] = []
     f = call.func
     fn = graph.resolve(call)
     if fn is None:
@@ -714,9 +726,9 @@ def runs(facts, call: cst.Call, depth: int = 0) -> list[tuple[str, cst.BaseExpre
     return out
 
 
-def handed(facts, call: cst.Call) -> list[tuple[str, cst.BaseExpression, cst.CSTNode]]:
+def handed(facts: Facts, call: cst.Call) -> list[Owner]:
     """The modules given to ``call`` as arguments (`loss = dsm_loss(score, x)` runs `score`)."""
-    out = []
+    out: list[Owner] = []
     for a in call.args:
         d = dotted(a.value)
         if d is not None and d in module_names(facts):
@@ -724,13 +736,14 @@ def handed(facts, call: cst.Call) -> list[tuple[str, cst.BaseExpression, cst.CST
     return out
 
 
-def optimizer_owners(facts) -> tuple | None:
+def optimizer_owners(facts: Facts) -> tuple[Owner, ...] | None:
     """The modules whose parameters the file's optimizers hold, as (spelling where the optimizer is built,
     the expression, where): `torch.optim.AdamW(model.parameters())`, a list of `.parameters()` given by
     name; None when an optimizer's parameters are not shown or the file builds none."""
     if "_optimizer_owners" in facts.__dict__:
-        return facts._optimizer_owners
-    out: list | None = []
+        known: tuple[Owner, ...] | None = facts.__dict__["_optimizer_owners"]
+        return known
+    out: list[Owner] | None = []
     for call in facts.index.get("Call", ()):
         f = call.func
         getattr_optim = isinstance(f, cst.Call) and isinstance(f.func, cst.Name) and f.func.value == "getattr"
@@ -739,23 +752,24 @@ def optimizer_owners(facts) -> tuple | None:
                                   and qn.rsplit(".", 1)[-1][:1].isupper())):
             continue
         owners = _parameter_owners(facts, argument(call, "params", 0), call)
-        if not owners:
+        if not owners or out is None:
             out = None
             break
         out.extend(owners)
-    facts._optimizer_owners = found = tuple(out) if out else None
+    found = facts.__dict__["_optimizer_owners"] = tuple(out) if out else None
     return found
 
 
-def _parameter_owners(facts, expr, at, depth: int = 0) -> list:
-    out: list = []
+def _parameter_owners(facts: Facts, expr: cst.BaseExpression | None, at: cst.CSTNode, depth: int = 0) -> list[Owner]:
+    out: list[Owner] = []
     if expr is None or depth > 3:
         return out
     for c in iter_nodes(expr, (cst.Call,)):
         if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("parameters", "named_parameters"):
             owner = module_itself(c.func.value)
-            if dotted(owner) is not None:
-                out.append((dotted(owner), owner, at))
+            spelt = dotted(owner)
+            if spelt is not None:
+                out.append((spelt, owner, at))
     for n in iter_nodes(expr, (cst.Name,)):
         b = facts.lookup(n.value, at)
         if b is not None and isinstance(b.value, cst.BaseExpression) and b.value is not expr:
@@ -770,18 +784,19 @@ def related(a: str, b: str) -> bool:
     return pa[-1] in pb or pb[-1] in pa
 
 
-def frozen(facts, name: str) -> bool:
+def frozen(facts: Facts, name: str) -> bool:
     """The file turns the gradients of ``name``'s parameters off (`name.requires_grad_(False)`,
     `for p in name.parameters(): p.requires_grad = False`)."""
-    memo = facts.__dict__.setdefault("_frozen_modules", {})
+    memo: dict[str, bool] = facts.__dict__.setdefault("_frozen_modules", {})
     if name not in memo:
         memo[name] = _frozen(facts, name)
     return memo[name]
 
 
-def _frozen(facts, name: str) -> bool:
+def _frozen(facts: Facts, name: str) -> bool:
     for call in facts.method_calls("requires_grad_"):
-        if dotted(module_itself(call.func.value)) == name and call.args and literal(call.args[0].value) is False:
+        if isinstance(call.func, cst.Attribute) and dotted(module_itself(call.func.value)) == name and call.args \
+                and literal(call.args[0].value) is False:
             return True
     for a in facts.index.get("Assign", ()):
         if literal(a.value) is False and any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad"
@@ -794,7 +809,8 @@ def _frozen(facts, name: str) -> bool:
     return False
 
 
-def trained(facts, name: str, scope, depth: int = 0, expr=None, at=None) -> bool:
+def trained(facts: Facts, name: str, scope: Scope, depth: int = 0, expr: cst.BaseExpression | None = None,
+            at: cst.CSTNode | None = None) -> bool:
     """An optimizer of the file holds the parameters of the module spelt ``name`` in ``scope`` (a module
     holding it or held by it counts), through the calls of ``scope`` (`val(net)` called by `train(net)`
     called with `model`); when the file does not show what its optimizers hold, the module runs with
@@ -825,7 +841,7 @@ def trained(facts, name: str, scope, depth: int = 0, expr=None, at=None) -> bool
     return False
 
 
-def _runs_in_training(facts, name: str, scope) -> bool:
+def _runs_in_training(facts: Facts, name: str, scope: Scope) -> bool:
     from trainlint.facts.program import program
 
     grad = program(facts).grad_enabled

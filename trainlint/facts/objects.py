@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from typing import TypeVar
+from collections.abc import Iterable
 
 import libcst as cst
 
@@ -120,6 +122,24 @@ class Tensor(Obj):
 @dataclasses.dataclass(frozen=True)
 class Number(Obj):
     """A Python number: a literal, `loss.item()`, `float(x)`, a sum of numbers. It holds no graph."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Tokenizer(Obj):
+    """A transformers tokenizer (`AutoTokenizer.from_pretrained(...)`, a `*Tokenizer` class) or processor."""
+
+    name: str = ""  # the class: "AutoTokenizer", "BertTokenizerFast", "AutoProcessor"
+
+    @property
+    def processor(self) -> bool:
+        """A processor (`AutoProcessor`): calling it returns a `BatchFeature`, not a `BatchEncoding`."""
+        return "Tokenizer" not in self.name
+
+
+@dataclasses.dataclass(frozen=True)
+class Encoding(Obj):
+    """What calling a transformers tokenizer returns (`tokenizer(texts)`, `tokenizer.batch_encode_plus(...)`,
+    `tokenizer.pad(...)`): a `BatchEncoding`, a dict subclass, whatever `return_tensors` asks for."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -246,6 +266,8 @@ def merge(objs: list[Obj | None]) -> Obj | None:
         return None
     if isinstance(first, Number):
         return Number(None)
+    if isinstance(first, Encoding):
+        return Encoding(None)
     if isinstance(first, Tensor):
         ts = [o for o in objs if isinstance(o, Tensor)]
         return Tensor(None, output=_same(t.output for t in ts), graph=_same(t.graph for t in ts),
@@ -264,6 +286,10 @@ def merge(objs: list[Obj | None]) -> Obj | None:
     return None
 
 
-def _same(values):
+_T = TypeVar("_T")
+
+
+def _same(values: Iterable[_T]) -> _T | None:
+    """The value every one of ``values`` has, else None."""
     vs = list(values)
     return vs[0] if vs and all(v == vs[0] for v in vs) else None

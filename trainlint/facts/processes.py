@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from trainlint.facts.expr import argument, dotted, literal
+
+if TYPE_CHECKING:
+    from trainlint.facts.core import Facts
 
 
 #: Lightning strategies that start their processes from the running one (each gets the objects of the
@@ -13,7 +18,7 @@ from trainlint.facts.expr import argument, dotted, literal
 _SPAWNING = ("spawn", "fork", "notebook")
 
 
-def lightning_processes(facts, trainer_only: bool = False) -> str | None:
+def lightning_processes(facts: Facts, trainer_only: bool = False) -> str | None:
     """How a Lightning `Trainer(...)` (or `Fabric(...)`) of the file runs as several processes: `"script"`
     when each process runs the script again (`strategy="ddp"`, `"fsdp"`, `"deepspeed"`, a strategy object,
     or several devices or nodes as literals with Lightning 2's automatic strategy: `devices=4`,
@@ -23,13 +28,13 @@ def lightning_processes(facts, trainer_only: bool = False) -> str | None:
     `devices=args.gpus` may be 1); `"unknown"` for a strategy the source does not show (`strategy=args.strategy`).
     ``trainer_only``: a `Trainer`'s alone (it gives the training loader a
     `DistributedSampler` that shuffles; Fabric keeps the loader's order)."""
-    memo = facts.__dict__.setdefault("_lightning_processes", {})
+    memo: dict[bool, str | None] = facts.__dict__.setdefault("_lightning_processes", {})
     if trainer_only not in memo:
         memo[trainer_only] = _lightning_processes(facts, (".Trainer",) if trainer_only else (".Trainer", ".Fabric"))
     return memo[trainer_only]
 
 
-def _lightning_processes(facts, launchers: tuple[str, ...]) -> str | None:
+def _lightning_processes(facts: Facts, launchers: tuple[str, ...]) -> str | None:
     found = None
     unknown = False
     for call in facts.index.get("Call", ()):

@@ -19,6 +19,9 @@ name is meant. Everything is memoised per file.
 
 from __future__ import annotations
 
+import dataclasses
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from trainlint.facts.calls import call_graph, parameters
@@ -45,10 +48,16 @@ from trainlint.facts.objects import (
     Optimizer,
     Output,
     Tensor,
+    Tokenizer,
+    Encoding,
     keras_loss_expects,
     merge,
 )
-from trainlint.facts.values import ClassValue, ModelValue
+from trainlint.facts.values import ClassValue, ModelValue, TokenizerValue
+
+if TYPE_CHECKING:
+    from trainlint.facts.core import Facts
+    from trainlint.facts.scopes import Binding
 
 _MAX_DEPTH = 12
 #: tensor methods whose result holds no autograd graph
@@ -60,6 +69,8 @@ _NUMBER_BUILTINS = frozenset({"float", "int", "round", "len", "abs", "max", "min
 _KEEPING = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "view", "reshape", "squeeze",
                       "unsqueeze", "flatten", "contiguous", "permute", "transpose", "clone", "view_as",
                       "reshape_as", "type", "mean", "sum"})
+#: tokenizer methods that return a `BatchEncoding`
+_ENCODING_METHODS = frozenset({"__call__", "encode_plus", "batch_encode_plus", "pad"})
 #: context managers and decorators that turn gradients off
 _GRAD_OFF = frozenset({"no_grad", "inference_mode"})
 _KERAS_MODEL_CLASSES = frozenset({"keras.Model", "keras.models.Model", "keras.Sequential", "keras.models.Sequential"})
@@ -68,7 +79,7 @@ _KERAS_MODEL_CLASSES = frozenset({"keras.Model", "keras.models.Model", "keras.Se
 class Program:
     """The objects of one file. Built lazily by :func:`program`; ask :meth:`of`."""
 
-    def __init__(self, facts) -> None:
+    def __init__(self, facts: Facts) -> None:
         self.facts = facts
         self.graph = call_graph(facts)
         self._memo: dict[tuple[int, int], Obj | None] = {}
@@ -184,12 +195,12 @@ class Program:
             return None
         return self.of(b.value, self._anchor(b.value, at), depth)
 
-    def _unpacked(self, b, depth: int) -> Obj | None:
+    def _unpacked(self, b: Binding, depth: int) -> Obj | None:
         """A name unpacked from a call of the file's function that returns a tuple on every path
         (`model, optimizer = get_model(...)`): what every return gives at that position."""
         un = self.facts.unpacked_from(b)
         fn = self.graph.resolve(un[0]) if un is not None else None
-        if fn is None:
+        if fn is None or un is None:
             return None
         rets = [r for r in self.facts.index.get("Return", ()) if (w := self.facts.where.get(r)) is not None
                 and w.function is fn]
@@ -197,7 +208,7 @@ class Program:
             return None
         return merge([self.of(r.value.elements[un[1]].value, r, depth) for r in rets])
 
-    def _lookup(self, name: str, at: cst.CSTNode):
+    def _lookup(self, name: str, at: cst.CSTNode) -> Binding | None:
         """The binding of ``name`` read at ``at``; at a statement that binds ``name`` itself (`total = total +
         x`, the anchor of its own value), the binding before it."""
         facts = self.facts
@@ -216,7 +227,7 @@ class Program:
         holders = self.facts.holders(value)
         return holders[0] if holders else fallback
 
-    def _parameter_of(self, b, at: cst.CSTNode) -> cst.FunctionDef | None:
+    def _parameter_of(self, b: Binding, at: cst.CSTNode) -> cst.FunctionDef | None:
         w = self.facts.where.get(at)
         if w is None:
             return None
@@ -289,7 +300,7 @@ class Program:
     def _model_output(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool | None:
         """``expr`` holds the output of a transformers model call: whether it carries a graph (None: unknown
         or not such an output). Returns False for "no graph" — callers test ``is not None``."""
-        call = expr
+        call: cst.CSTNode | None = expr
         if isinstance(expr, cst.Name):
             b = self.facts.lookup(expr.value, at)
             call = b.value if b is not None else None
@@ -329,7 +340,7 @@ class Program:
         return out
 
     def _file_bases(self, cls: cst.ClassDef, _depth: int = 0) -> list[cst.ClassDef]:
-        out = []
+        out: list[cst.ClassDef] = []
         if _depth > 5:
             return out
         for arg in cls.bases:
@@ -367,6 +378,8 @@ class Program:
             return self._module_call(callee, call, here, depth)
         if isinstance(callee, Loss):
             return Tensor(call, graph=self._graph_of_args(call, here, depth), loss=True)
+        if isinstance(callee, Tokenizer):
+            return None if callee.processor else Encoding(call)
         # a class of the file, or a function of the file
         if isinstance(func, cst.Name):
             b = facts.lookup(func.value, here)
@@ -405,6 +418,8 @@ class Program:
             return Tensor(call, graph=recv.graph) if recv.graph is False else None
         if isinstance(recv, Loss) and meth in ("forward", "__call__"):
             return Tensor(call, graph=self._graph_of_args(call, at, depth), loss=True)
+        if isinstance(recv, Tokenizer) and meth in _ENCODING_METHODS and not recv.processor:
+            return Encoding(call)
         return None
 
     def _graph_of_args(self, call: cst.Call, at: cst.CSTNode, depth: int) -> bool | None:
@@ -415,8 +430,7 @@ class Program:
         ins = [self.of(a.value, at, depth) for a in call.args if not a.star]
         if any(isinstance(i, Tensor) and i.graph for i in ins):
             return True if self.grad_enabled(at) else None
-        if ins and all(isinstance(i, Number) or (isinstance(i, Tensor) and i.graph is False) for i in ins if i is not None) \
-                and all(i is not None for i in ins):
+        if ins and all(isinstance(i, Number) or (isinstance(i, Tensor) and i.graph is False) for i in ins):
             return False
         return None
 
@@ -488,6 +502,12 @@ class Program:
         v = self.facts.value_of(call, at)
         if isinstance(v, ModelValue):
             return self._model_value(v, call)
+        if isinstance(v, TokenizerValue):
+            f = call.func
+            owner = self.facts.qualname(f.value if isinstance(f, cst.Attribute) and f.attr.value in (
+                "from_pretrained", "from_config") else f) or ""
+            if owner.startswith("transformers."):  # not the `tokenizers` library's `Tokenizer`
+                return Tokenizer(call, name=owner.rsplit(".", 1)[-1])
         return None
 
     def _torch_nn(self, call: cst.Call, q: str, short: str, at: cst.CSTNode, depth: int) -> Obj | None:
@@ -507,7 +527,7 @@ class Program:
 
     def _children(self, call: cst.Call, at: cst.CSTNode, depth: int) -> tuple[tuple[Layer, ...] | None, Output | None]:
         """The layers of `nn.Sequential(a, b, *rest)` / `nn.ModuleList([...])` and what the last one outputs."""
-        elements: list[tuple[cst.BaseExpression, cst.CSTNode]] | None = []
+        elements: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
         for a in call.args:
             if a.keyword is not None:
                 continue
@@ -610,6 +630,10 @@ class Program:
                           output=t.output if isinstance(t, Tensor) else None)
         if q.startswith("keras.layers."):
             layer = keras_layer(call, short)
+            act = argument(call, "activation", 1 if short == "Dense" else 0) if short in ("Dense", "Activation") else None
+            aq = self.facts.qualname(act) if isinstance(act, (cst.Name, cst.Attribute)) else None
+            if layer.output is None and aq and aq.startswith("keras.activations."):  # `activation=tf.keras.activations.softmax`
+                layer = dataclasses.replace(layer, output=KERAS_ACTIVATIONS.get(aq.rsplit(".", 1)[-1]))
             return Module(call, framework="keras", name=short, layers=(layer,), output=layer.output)
         return None
 
@@ -620,12 +644,18 @@ class Program:
         if len(names) != 1 or names[0] is None:
             return [] if not names else None
         name = names[0]
+        hw = self.facts.where.get(holders[0])
+        scope = hw.function if hw is not None else None
         out: list[Module | None] = []
         for c in self.facts.index.get("Call", ()):
             f = c.func
-            if isinstance(f, cst.Attribute) and f.attr.value == "add" and dotted(f.value) == name and c.args:
+            w = self.facts.where.get(c)
+            if isinstance(f, cst.Attribute) and f.attr.value == "add" and dotted(f.value) == name and c.args \
+                    and w is not None and w.function is scope:  # that Sequential's name, in its own function
                 m = self.of(c.args[0].value, c)
-                out.append(m if isinstance(m, Module) else None)
+                around = hw.blocks if hw is not None else ()
+                conditional = any(isinstance(b, (cst.If, cst.While, cst.Try)) and b not in around for b in w.blocks)
+                out.append(m if isinstance(m, Module) and not conditional else None)
         return out
 
     def _model_value(self, v: ModelValue, call: cst.Call) -> Module:
@@ -707,7 +737,7 @@ class Program:
             return False
         calls = self._instantiations(cls)
         if not calls:
-            return b.value is not None and literal(b.value) is not UNKNOWN
+            return b is not None and b.value is not None and literal(b.value) is not UNKNOWN
         for call in calls:
             given = self._init_argument(call, fn, name.value)
             if given is None or (literal(given) is UNKNOWN and not isinstance(self.of(given, call), Number)):
@@ -790,7 +820,7 @@ def keras_layer(call: cst.Call, short: str) -> Layer:
     return Layer(short, call, mode_dependent=None)
 
 
-def _turns_grad_off(facts, expr: cst.BaseExpression) -> bool:
+def _turns_grad_off(facts: Facts, expr: cst.BaseExpression) -> bool:
     """`torch.no_grad()` (a decorator may omit the call), `inference_mode()` (not `inference_mode(False)`),
     `set_grad_enabled(False)`."""
     call = expr if isinstance(expr, cst.Call) else None
@@ -802,10 +832,10 @@ def _turns_grad_off(facts, expr: cst.BaseExpression) -> bool:
     return name == "set_grad_enabled" and isinstance(first, cst.Name) and first.value == "False"
 
 
-def program(facts) -> Program:
+def program(facts: Facts) -> Program:
     """The program model of a file (built once, kept with the file's facts)."""
-    p = facts.__dict__.get("_program")
+    p: Program | None = facts.__dict__.get("_program")
     if p is None:
-        p = facts._program = Program(facts)
+        p = facts.__dict__["_program"] = Program(facts)
     return p
 

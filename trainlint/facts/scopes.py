@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from trainlint.facts.walk import iter_nodes
+from trainlint.facts.walk import Index, Where, iter_nodes
+
+if TYPE_CHECKING:
+    from trainlint.facts.imports import Imports
+    from trainlint.facts.values import Tokenization, Value
+
+#: a scope: a function (or lambda), or None for the module
+Scope = cst.FunctionDef | cst.Lambda | None
 
 
 @dataclasses.dataclass
@@ -18,9 +26,28 @@ class Binding:
 
 
 class Scopes:
-    """Bindings per scope (a FunctionDef/Lambda, or None for the module). Part of :class:`Facts`."""
+    """Bindings per scope (a FunctionDef/Lambda, or None for the module). The first part of :class:`Facts`,
+    which holds the state every part reads (set by ``Facts.__init__``; the memos when first needed)."""
 
-    def _bind(self, scope, name: str, order: int, value, target) -> None:
+    module: cst.Module
+    index: Index
+    where: dict[cst.CSTNode, Where]
+    imports: Imports
+    #: scope -> name -> bindings in order
+    bindings: dict[Scope, dict[str, list[Binding]]]
+    #: `a, b = helper(...)`: target name -> (the call, the position unpacked)
+    _unpacked: dict[cst.CSTNode, tuple[cst.Call, int]]
+    _values: dict[cst.CSTNode, Value | None]
+    _tok: dict[cst.CSTNode, Tokenization]
+    _rhs_ids: dict[int, set[int]]
+    _trainer_calls: list[cst.Call] | None
+    _method_calls: dict[str, list[cst.Call]] | None
+    _holders: dict[int, list[cst.Assign | cst.Return]]
+    _qualnames: dict[cst.BaseExpression, str | None]
+    _homes: dict[str, str | None]
+    _bound: set[str]
+
+    def _bind(self, scope: Scope, name: str, order: int, value: cst.CSTNode | None, target: cst.CSTNode) -> None:
         self.bindings.setdefault(scope, {}).setdefault(name, []).append(Binding(order, value, target))
 
     def _collect_bindings(self) -> None:
@@ -36,7 +63,7 @@ class Scopes:
         for node in self.index.get("For", ()):
             w = self.where[node]
             self._bind_target(w.function, node.target, None, w.order)
-        for node in self.index.get("FunctionDef", ()) + self.index.get("ClassDef", ()):
+        for node in (*self.index.get("FunctionDef", ()), *self.index.get("ClassDef", ())):
             w = self.where[node]
             # a def binds its name in the enclosing function (or module)
             self._bind(w.function, node.name.value, w.order, node, node.name)
@@ -44,21 +71,22 @@ class Scopes:
                 params = node.params
                 for p in (*params.posonly_params, *params.params, *params.kwonly_params):
                     self._bind(node, p.name.value, w.order, p.default, p.name)
-                for p in (params.star_arg, params.star_kwarg):
-                    if isinstance(p, cst.Param):
-                        self._bind(node, p.name.value, w.order, None, p.name)
+                for star in (params.star_arg, params.star_kwarg):
+                    if isinstance(star, cst.Param):
+                        self._bind(node, star.name.value, w.order, None, star.name)
         # in document order: `lookup` takes the last binding before a node (a parameter or a `def` is
         # collected after the assignments that rebind its name)
         for names in self.bindings.values():
             for bs in names.values():
                 bs.sort(key=lambda b: b.order)
 
-    def _bind_target(self, scope, target, value, order) -> None:
+    def _bind_target(self, scope: Scope, target: cst.BaseExpression, value: cst.BaseExpression | None,
+                     order: int) -> None:
         if isinstance(target, cst.Name):
             self._bind(scope, target.value, order, value, target)
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = [e.value for e in target.elements]
-            values: Sequence = [None] * len(elements)
+            values: Sequence[cst.BaseExpression | None] = [None] * len(elements)
             if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(elements):
                 values = [e.value for e in value.elements]
             elif isinstance(value, cst.Call) and all(isinstance(e, cst.Element) for e in target.elements):
@@ -72,11 +100,11 @@ class Scopes:
         """The binding of ``name`` visible at node ``at`` (which must be a recorded node, or we
         fall back to the last module-level binding)."""
         w = self.where.get(at)
-        scopes: list = []
+        scopes: list[Scope] = []
         order = w.order if w else 1 << 60
         if w is not None:
             scopes = [b for b in w.blocks if isinstance(b, (cst.FunctionDef, cst.Lambda))]
-        chain = list(reversed(scopes)) + [None]
+        chain: list[Scope] = [*reversed(scopes), None]
         for i, scope in enumerate(chain):
             bs = self.bindings.get(scope, {}).get(name)
             if not bs:
@@ -107,10 +135,10 @@ class Scopes:
             ids = self._rhs_ids[id(value)] = {id(n) for n in iter_nodes(value, (cst.CSTNode,))}
         return id(at) in ids
 
-    def holders(self, node: cst.CSTNode) -> list:
+    def holders(self, node: cst.CSTNode) -> list[cst.Assign | cst.Return]:
         """The assignments and returns whose value is ``node`` itself (`loader = DataLoader(...)`,
         `return DataLoader(...)`), in document order."""
-        held = self.__dict__.get("_holders")
+        held: dict[int, list[cst.Assign | cst.Return]] | None = self.__dict__.get("_holders")
         if held is None:
             held = self._holders = {}
             for kind in ("Assign", "Return"):

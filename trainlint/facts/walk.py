@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterator
+from collections.abc import Iterator
+from typing import Any, TypeVar, overload
 
 import libcst as cst
+
+N = TypeVar("N", bound=cst.CSTNode)
+N2 = TypeVar("N2", bound=cst.CSTNode)
+N3 = TypeVar("N3", bound=cst.CSTNode)
+
+#: the recorded nodes by the name of their type (``index["Call"]`` holds ``cst.Call`` nodes): the value
+#: type follows from the key, which a static type cannot say
+Index = dict[str, list[Any]]
 
 
 #: Node fields that never hold a node any rule looks at (whitespace, tokens, brackets).
@@ -78,12 +87,12 @@ def _node_type(tp: type) -> bool:
     return r
 
 
-def walk(module: cst.Module, types: frozenset[str]) -> tuple[dict[str, list[cst.CSTNode]], dict[cst.CSTNode, Where]]:
+def walk(module: cst.Module, types: frozenset[str]) -> tuple[Index, dict[cst.CSTNode, Where]]:
     """Walk ``module`` once, in document order; index nodes whose type name is in ``types``."""
-    index: dict[str, list[cst.CSTNode]] = {t: [] for t in types}
+    index: Index = {t: [] for t in types}
     where: dict[cst.CSTNode, Where] = {}
     order = 0
-    stack: list[tuple[cst.CSTNode, tuple]] = [(module, ())]
+    stack: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] = [(module, ())]
     pop, push = stack.pop, stack.append
     # exact-type lookups: isinstance() against LibCST's ABC-based classes was a third of the walk
     structural = _STRUCTURAL_TYPES
@@ -97,7 +106,7 @@ def walk(module: cst.Module, types: frozenset[str]) -> tuple[dict[str, list[cst.
             where[node] = Where(order, blocks)
         order += 1
         child_blocks = blocks + (node,) if tp in structural else blocks
-        children = []
+        children: list[cst.CSTNode] = []
         for name in _fields(tp):
             v = getattr(node, name)
             tv = type(v)
@@ -115,7 +124,17 @@ def iter_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
     return iter_nodes(node, (cst.Call,))
 
 
-def iter_nodes(node: cst.CSTNode, types: tuple[type, ...]) -> Iterator[cst.CSTNode]:
+@overload
+def iter_nodes(node: cst.CSTNode, types: tuple[type[N]]) -> Iterator[N]: ...
+@overload
+def iter_nodes(node: cst.CSTNode, types: tuple[type[N], type[N2]]) -> Iterator[N | N2]: ...
+@overload
+def iter_nodes(node: cst.CSTNode, types: tuple[type[N], type[N2], type[N3]]) -> Iterator[N | N2 | N3]: ...
+@overload
+def iter_nodes(node: cst.CSTNode, types: tuple[type[cst.CSTNode], ...]) -> Iterator[cst.CSTNode]: ...
+
+
+def iter_nodes(node: cst.CSTNode, types: tuple[type[cst.CSTNode], ...]) -> Iterator[cst.CSTNode]:
     """Every node of one of ``types`` below ``node`` (a small local walk)."""
     stack = [node]
     while stack:

@@ -7,7 +7,8 @@ may need besides the findings (the rules in play, probe notes, a source reader f
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 from trainlint.findings import Finding, Severity
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from trainlint.findings import Finding, ProbeStatus, fails_run
+from trainlint.findings import Finding, ProbeStatus, Severity, fails_run
 from trainlint.fixes import applicable
 from trainlint.formats import Run
 
@@ -31,6 +31,8 @@ def write_probe_section(probed: list[Finding], out: TextIO, run: Run) -> None:
     for note in run.probe_notes:
         out.write(f"  {note}\n")
     for f in probed:
+        if f.probe is None:
+            continue
         evidence = f" — {f.probe.evidence}" if f.probe.evidence else ""
         out.write(f"{location(f)}: {f.code} [{f.probe.status.value}] {f.message}{evidence}\n")
     if run.verbose:
@@ -49,7 +51,7 @@ def summary(findings: list[Finding], run: Run) -> str:
     counts: dict[str, int] = {}
     for f in findings:
         counts[f.severity.value] = counts.get(f.severity.value, 0) + 1
-    parts = ", ".join(f"{n} {sev}{'s' if n != 1 and sev != 'info' else ''}" for sev, n in sorted(counts.items(), key=lambda kv: ["error", "warning", "info"].index(kv[0])))
+    parts = ", ".join(f"{n} {sev}{'s' if n != 1 and sev != 'info' else ''}" for sev, n in sorted(counts.items(), key=lambda kv: Severity(kv[0]).rank))
     files = len({f.filename for f in findings})
     fixable = sum(1 for f in findings if applicable(f.fix, run.unsafe_fixes))
     hidden = sum(1 for f in findings if f.fix is not None and not applicable(f.fix, run.unsafe_fixes))
@@ -58,7 +60,7 @@ def summary(findings: list[Finding], run: Run) -> str:
     if hidden:
         tail += (f"\n({hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the "
                  "`--unsafe-fixes` option.)")
-    below = sum(1 for f in findings if f.severity.rank > run.fail_on.rank and not fails_run(f, run.fail_on)
+    below = sum(1 for f in findings if not fails_run(f, run.fail_on)
                 and (f.probe is None or f.probe.status is not ProbeStatus.NOT_REPRODUCED))
     if below:
         tail += (f"\n{below} finding{'s' if below != 1 else ''} below `fail-on = \"{run.fail_on.value}\"` "

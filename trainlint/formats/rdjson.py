@@ -79,7 +79,10 @@ def _suggestion(f: Finding, source: str) -> tuple[dict | None, list[str]]:
     fixed. Reviewdog's GitHub reporter posts a suggestion only when its lines are those of the
     comment, so a fix is one suggestion; edits far from the finding (an import at the top) are named
     in the message instead. Returns the suggestion and what the edits left out do."""
-    edits = sorted(f.fix.edits, key=lambda e: (e.start, e.end))
+    if f.fix is None:
+        return None, []
+    fix = f.fix
+    edits = sorted(fix.edits, key=lambda e: (e.start, e.end))
     groups: list[list[Edit]] = []
     for e in edits:  # edits within a few lines of each other form one block
         if groups and _rows(e)[0] - _rows(groups[-1][-1])[1] <= _NEAR:
@@ -90,7 +93,7 @@ def _suggestion(f: Finding, source: str) -> tuple[dict | None, list[str]]:
                else min(abs(_rows(e)[0] - f.start.row) for e in g))
     elsewhere = [_describe(e) for g in groups if g is not near for e in g]
     first, last = _rows(near[0])[0], max(_rows(e)[1] for e in near)
-    partial = dataclasses.replace(f, fix=dataclasses.replace(f.fix, edits=tuple(near)))
+    partial = dataclasses.replace(f, fix=dataclasses.replace(fix, edits=tuple(near)))
     new, applied = apply_fixes(source, [partial], unsafe=True)
     if not applied:
         return None, elsewhere

@@ -4,6 +4,7 @@ standard library at import; torch is imported lazily inside the functions (the c
 from __future__ import annotations
 
 import inspect
+import re
 from collections import Counter
 from typing import Any
 
@@ -231,15 +232,38 @@ def collator_name(collator: Any) -> str:
     return name
 
 
+#: transformers names the feature it could not make a tensor of (`tokenizer.pad`, `BatchEncoding`)
+_NAMED_FEATURE = re.compile(r"features \(`([^`]+)` in this case\)")
+
+
+def unstackable_column(error: str, features: list, main_input: str) -> str:
+    """The column a collator could not stack: the one transformers' error names, else the first whose lengths
+    differ across the examples, in the order `default_data_collator` stacks them (`label`/`label_ids` first,
+    then the first example's keys); ``main_input`` when none shows."""
+    m = _NAMED_FEATURE.search(error)
+    if m:
+        return m.group(1)
+    rows = [f for f in features[:64] if hasattr(f, "get") and hasattr(f, "keys")]
+    if not rows:
+        return main_input
+    keys = [k for k in ("label", "label_ids") if k in rows[0].keys()]
+    keys += [k for k in rows[0].keys() if k not in keys]
+    for k in keys:
+        if len({_length(f.get(k)) for f in rows}) > 1:
+            return k
+    return main_input
+
+
 def collation_failure_text(error: str, features: list, main_input: str, collator: str, where: str,
                            trainer: bool = False) -> tuple[str, str, str]:
-    """(code, message, evidence) of a batch that cannot be formed: TL201 (different lengths, nothing pads
-    them, with the lengths), TL202 (string columns reach the collator), else TL707."""
+    """(code, message, evidence) of a batch that cannot be formed: TL201 (a column whose lengths differ that
+    nothing pads, with its lengths), TL202 (string columns reach the collator), else TL707."""
+    column = unstackable_column(error, features, main_input)
     lengths = []
     string_cols: list[str] = []
     for f in features[:64]:
         if hasattr(f, "get"):
-            n = _length(f.get(main_input))
+            n = _length(f.get(column))
             if n is not None:
                 lengths.append(n)
             for k, v in f.items():
@@ -250,9 +274,10 @@ def collation_failure_text(error: str, features: list, main_input: str, collator
         shown = lengths[:16]
         return (
             "TL201",
-            f"{where}: one batch cannot be formed: the examples have different lengths and nothing pads them "
-            f"(data collator: {collator}" + (", no tokenizer given to the Trainer)" if trainer else ")"),
-            f"{main_input} lengths in the batch: {shown}{' …' if len(lengths) > 16 else ''} "
+            f"{where}: one batch cannot be formed: the examples' `{column}` have different lengths and the "
+            f"collator does not pad them (data collator: {collator}"
+            + (", no tokenizer given to the Trainer)" if trainer else ")"),
+            f"{column} lengths in the batch: {shown}{' …' if len(lengths) > 16 else ''} "
             f"(min {min(lengths) if lengths else '?'}, max {max(lengths) if lengths else '?'}); "
             f"collator {collator} raised {error}",
         )

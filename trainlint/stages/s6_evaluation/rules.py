@@ -36,6 +36,17 @@ _SKLEARN = {
     "balanced_accuracy_score": 1, "cohen_kappa_score": 1,
 }
 _REGRESSION_METRICS = ("mse", "mae", "pearsonr", "spearmanr", "r_squared", "stsb", "rmse")
+#: `evaluate` / `datasets` metrics whose `predictions` are class ids (GLUE and SuperGLUE but their regression task)
+_CLASS_ID_METRICS = frozenset({"accuracy", "f1", "precision", "recall", "matthews_correlation", "glue", "super_glue",
+                               "xnli", "confusion_matrix"})
+
+
+def _short(code: str) -> str:
+    return code if len(code) <= 40 else code[:37] + "..."
+
+
+def func_name(func: cst.BaseExpression) -> str | None:
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
 
 
 def compute_metrics_functions(ctx):
@@ -63,6 +74,7 @@ class MetricsWithoutArgmax(Rule):
     code = "TL601"
     name = "metrics-without-argmax"
     severity = Severity.ERROR
+    measured_from = 4
     probe = "Runs one evaluation batch through the model and the user's `compute_metrics`."
     #: a `compute_metrics=` given to a transformers Trainer, or a `*KerasMetricCallback`; inside it, a metric
     #: `.compute(predictions=...)` or an sklearn metric (the names of `_SKLEARN`)
@@ -109,10 +121,11 @@ class MetricsWithoutArgmax(Rule):
                          else "Predictions and/or references don't match the expected format")
                 self.report(
                     c,
-                    f"`{fn.name.value}` passes the model's raw logits (`{self.ctx.code(target)}`, shape "
-                    "(batch, num_labels)) to a metric that expects class ids: the first evaluation fails at the "
-                    f"end of the epoch (\"{error}\")",
-                    hint=f"take the class first: `{self.ctx.code(target)} = np.argmax({self.ctx.code(target)}, axis=-1)`",
+                    f"`{fn.name.value}` passes the raw logits (`{_short(self.ctx.code(target))}`) to a metric that "
+                    "expects class ids: the first evaluation fails",
+                    hint=f"the logits have shape (batch, num_labels); evaluation fails at the end of the epoch with "
+                    f"\"{error}\". Take the class first: `{self.ctx.code(target)} = np.argmax("
+                    f"{self.ctx.code(target)}, axis=-1)`",
                     fix=self._fix(target),
                 )
                 return
@@ -161,17 +174,21 @@ class MetricsWithoutArgmax(Rule):
         return names
 
     def _metric_prediction_arg(self, call: cst.Call, fn) -> cst.BaseExpression | None:
+        """Premise 3: the predictions argument of a metric known to expect class ids: an `evaluate` /
+        `datasets` metric loaded by the name of a classification metric, or a scikit-learn classification metric."""
         facts = self.ctx.facts
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "compute":
             metric = facts.value_of(func.value, call if call in facts.where else None)
-            if isinstance(metric, MetricValue) and metric.call is not None:
-                spec = " ".join(str(facts.constant(a.value, metric.call)) for a in metric.call.args[:2])
-                if any(r in spec.lower() for r in _REGRESSION_METRICS):
-                    return None
+            if not isinstance(metric, MetricValue) or metric.call is None:
+                return None
+            spec = [facts.constant(a.value, metric.call) for a in metric.call.args[:2]]
+            name = spec[0].rsplit("/", 1)[-1].lower() if spec and isinstance(spec[0], str) else None
+            if name not in _CLASS_ID_METRICS or any(r in " ".join(map(str, spec)).lower() for r in _REGRESSION_METRICS):
+                return None
             return argument(call, "predictions")
-        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-        if name in _SKLEARN:
+        name = func_name(func)
+        if (facts.qualname(func) or "").startswith("sklearn.") and name is not None and name in _SKLEARN:
             return argument(call, "y_pred", _SKLEARN[name])
         return None
 
@@ -280,6 +297,9 @@ class _ReturnsNone(Rule):
     def symptom(self) -> str:
         raise NotImplementedError
 
+    def hint(self) -> str:
+        raise NotImplementedError
+
     def functions(self):
         yield from metric_functions(self.ctx.facts, self.param)
 
@@ -302,15 +322,14 @@ class _ReturnsNone(Rule):
                 where = "returns nothing"
                 severity = Severity.ERROR
             elif first is fn.name:
-                where = "can reach its end without a `return`, so returns None on that path"
+                where = "can reach its end without a `return` (None)"
                 severity = Severity.WARNING
             else:
-                where = f"returns None on some path (`{self.ctx.code(first).strip()}`)"
+                where = f"returns None on some path (`{_short(self.ctx.code(first).strip())}`)"
                 severity = Severity.WARNING
             role = self.role(call)
-            shown = f"`{name}`" if name == role.strip("`") else f"`{name}` ({role})"
-            self.report(first, f"{shown} {where}: {self.symptom()}",
-                        hint=self.hint(), severity=severity)
+            shown = f"`{name}`" if name == self.param or name == role.strip("`") else f"`{name}` ({role})"
+            self.report(first, f"{shown} {where}: {self.symptom()}", hint=self.hint(), severity=severity)
 
 
 @register
@@ -320,6 +339,7 @@ class MetricsReturnsNone(_ReturnsNone):
     code = "TL602"
     name = "metrics-returns-none"
     severity = Severity.ERROR
+    measured_from = 4
     probe = "Runs one evaluation batch through `compute_metrics` and checks that it returns a dict."
     #: a `compute_metrics=` given to a transformers Trainer, or a `*KerasMetricCallback`
     gate = (
@@ -343,11 +363,12 @@ class MetricsReturnsNone(_ReturnsNone):
         return super().role(call)
 
     def symptom(self) -> str:
-        return ("the first evaluation fails after predicting the whole eval set (\"TypeError: 'NoneType' object "
-                "does not support item assignment\"; Keras: \"metric_fn should return a dict\")")
+        return "the first evaluation fails"
 
     def hint(self) -> str:
-        return "return a dict of metric values on every path, e.g. `return {\"accuracy\": acc}`"
+        return ("it fails after predicting the whole eval set (\"TypeError: 'NoneType' object does not support item "
+                "assignment\"; Keras: \"metric_fn should return a dict\"); return a dict of metric values on every "
+                "path, e.g. `return {\"accuracy\": acc}`")
 
 
 @register
@@ -357,32 +378,27 @@ class PreprocessLogitsReturnsNone(_ReturnsNone):
     code = "TL603"
     name = "preprocess-logits-returns-none"
     severity = Severity.ERROR
+    measured_from = 4
     probe = "Runs one evaluation batch through `preprocess_logits_for_metrics` and checks what it returns."
     #: a `preprocess_logits_for_metrics=` given to a transformers Trainer
     gate = (("preprocess_logits_for_metrics",), TRAINER_WORDS, ("transformers",))
     param = "preprocess_logits_for_metrics"
 
     def symptom(self) -> str:
-        return ("the Trainer stores None instead of the predictions, so `compute_metrics` receives "
-                "`predictions=None` and evaluation fails (or reports metrics of nothing)")
+        return "`compute_metrics` receives `predictions=None`"
 
     def hint(self) -> str:
-        return "return the processed logits on every path, e.g. `return logits.argmax(dim=-1)`"
+        return ("the Trainer stores None instead of the predictions, and evaluation fails (or reports metrics of "
+                "nothing); return the processed logits on every path, e.g. `return logits.argmax(dim=-1)`")
 
 
 # -- TL604 -------------------------------------------------------------------------------------
 
-_PRED_NAME = ("pred", "logit", "y_hat", "yhat")
 _ARGMAX = frozenset({"argmax", "softmax", "sigmoid", "log_softmax", "topk", "argsort"})
 #: sklearn-style metrics: name -> position of y_pred
 _Y_PRED_AT = {"accuracy_score": 1, "f1_score": 1, "precision_score": 1, "recall_score": 1,
               "classification_report": 1, "confusion_matrix": 1, "matthews_corrcoef": 1,
               "balanced_accuracy_score": 1, "cohen_kappa_score": 1, "precision_recall_fscore_support": 1}
-
-
-def _pred_name(name: str) -> bool:
-    low = name.lower()
-    return any(p in low for p in _PRED_NAME) and "label" not in low
 
 
 @register
@@ -392,18 +408,15 @@ class PredictLabelsAsPredictions(Rule):
     code = "TL604"
     name = "predict-labels-as-predictions"
     severity = Severity.ERROR
-    #: `<trainer>.predict(...)` (the receiver is a Trainer, or any name that contains "trainer": no word of
-    #: the gate can say that, so no group for it)
+    measured_from = 4
+    #: `<trainer>.predict(...)` on a transformers Trainer (the Trainer may come from a helper: no group for it)
     gate = (("predict",),)
 
     def _is_predict_output(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> bool:
+        """Premise 1: ``expr`` holds what a transformers `Trainer`'s `predict(...)` returns."""
         facts = self.ctx.facts
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "predict":
-            recv = expr.func.value
-            v = facts.value_of(recv, at)
-            if isinstance(v, TrainerValue):
-                return True
-            return isinstance(recv, cst.Name) and "trainer" in recv.value.lower()
+            return isinstance(facts.value_of(expr.func.value, at), TrainerValue)
         if isinstance(expr, cst.Name) and depth < 3:
             b = facts.lookup(expr.value, at)
             if b is not None and isinstance(b.value, cst.Call):
@@ -411,9 +424,11 @@ class PredictLabelsAsPredictions(Rule):
         return False
 
     def _labels(self, expr: cst.BaseExpression | None, at: cst.CSTNode, depth: int = 0) -> bool:
-        """`out.label_ids` / `out[1]` where `out` is a `trainer.predict(...)` result (also through a name)."""
+        """`out.label_ids` / `out[1]` / the second name of `preds, labels, _ = trainer.predict(...)`, where `out`
+        is a `trainer.predict(...)` result (also through a name): the gold labels."""
         if expr is None:
             return False
+        facts = self.ctx.facts
         if isinstance(expr, cst.Attribute) and expr.attr.value == "label_ids":
             return self._is_predict_output(expr.value, at)
         if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
@@ -421,33 +436,29 @@ class PredictLabelsAsPredictions(Rule):
             if isinstance(sl, cst.Index) and literal(sl.value) == 1:
                 return self._is_predict_output(expr.value, at)
         if isinstance(expr, cst.Name) and depth < 2:
-            facts = self.ctx.facts
             b = facts.lookup(expr.value, at)
-            if b is not None and isinstance(b.value, cst.BaseExpression) and not isinstance(b.value, cst.Name):
+            if b is None:
+                return False
+            if b.value is None:
+                unpacked = facts.unpacked_from(b)
+                return unpacked is not None and unpacked[1] == 1 and self._is_predict_output(
+                    unpacked[0], unpacked[0] if unpacked[0] in facts.where else at)
+            if isinstance(b.value, cst.BaseExpression) and not isinstance(b.value, cst.Name):
                 return self._labels(b.value, b.value if b.value in facts.where else at, depth + 1)
         return False
 
     def _report(self, node: cst.CSTNode, how: str) -> None:
         self.report(
             node,
-            f"{how} the gold labels (`label_ids`, item 1 of `trainer.predict(...)`), not the model's predictions: "
-            "metrics computed on them are perfect (100% accuracy) and say nothing about the model",
-            hint="take the predictions from `output.predictions` (item 0; logits: apply `argmax(-1)`) and compare "
-            "them with `output.label_ids`",
+            f"{how} the gold labels (`label_ids`, item 1 of `trainer.predict(...)`), not the model's predictions",
+            hint="metrics computed on them are perfect (100% accuracy) and say nothing about the model; take the "
+            "predictions from `output.predictions` (item 0; logits: apply `argmax(-1)`) and compare them with "
+            "`output.label_ids`",
         )
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            tgt = t.target
-            if isinstance(tgt, cst.Name) and _pred_name(tgt.value) and self._labels(node.value, node):
-                self._report(node.value, f"`{tgt.value}` holds")
-            elif isinstance(tgt, (cst.Tuple, cst.List)) and len(tgt.elements) >= 2 and \
-                    self._is_predict_output(node.value, node):
-                second = tgt.elements[1].value
-                if isinstance(second, cst.Name) and _pred_name(second.value):
-                    self._report(second, f"`{second.value}` (the second item of the unpacked output) holds")
-
     def visit_Call(self, node: cst.Call) -> None:
+        """Premise 2: the labels are used as predictions: put through `argmax`-like calls, given as
+        `predictions=` / `y_pred=`, or as the `y_pred` of a scikit-learn metric."""
         f = node.func
         short = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else None
         if short in _ARGMAX:
@@ -462,7 +473,7 @@ class PredictLabelsAsPredictions(Rule):
             if arg is not None and self._labels(arg.value, node):
                 self._report(arg.value, f"`{kw}=` is given")
                 return
-        if short in _Y_PRED_AT:
+        if short in _Y_PRED_AT and (self.ctx.facts.qualname(f) or "").startswith("sklearn."):
             target = argument(node, "y_pred", _Y_PRED_AT[short])
             if target is not None and self._labels(target, node):
                 self._report(target, f"`{short}` gets as `y_pred`")
@@ -491,6 +502,7 @@ class BestModelStrategyMismatch(Rule):
     code = "TL605"
     name = "best-model-strategy-mismatch"
     severity = Severity.ERROR
+    measured_from = 4
     gate = (TRAINING_ARGS_WORDS, ("load_best_model_at_end",), ("transformers",))
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -511,9 +523,10 @@ class BestModelStrategyMismatch(Rule):
             shown_sv = f"save_strategy=\"{sv}\"" + ("" if sv_kw else " (the default)")
             self.report(
                 best,
-                f"`load_best_model_at_end=True` with {shown_ev} and {shown_sv}: `TrainingArguments` raises "
-                "\"ValueError: --load_best_model_at_end requires the save and eval strategy to match\"",
-                hint=f"use the same strategy for both, e.g. `eval_strategy=\"{sv if sv != 'no' else 'epoch'}\", "
+                f"`load_best_model_at_end=True` with {shown_ev} and {shown_sv}: `TrainingArguments` raises a "
+                "ValueError",
+                hint="\"ValueError: --load_best_model_at_end requires the save and eval strategy to match\"; use the "
+                f"same strategy for both, e.g. `eval_strategy=\"{sv if sv != 'no' else 'epoch'}\", "
                 f"save_strategy=\"{sv if sv != 'no' else 'epoch'}\"` (or `save_strategy=\"best\"`)",
             )
             return
@@ -537,9 +550,9 @@ class BestModelStrategyMismatch(Rule):
             self.report(
                 save_kw.value if save_kw else best,
                 f"`load_best_model_at_end=True` with `save_steps={save:g}` not a multiple of `eval_steps={ev_steps:g}`: "
-                "`TrainingArguments` raises \"ValueError: --load_best_model_at_end requires the saving steps to be "
-                "a round multiple of the evaluation steps\"",
-                hint=f"make `save_steps` a multiple of `eval_steps`, e.g. `save_steps={ev_steps:g}`",
+                "`TrainingArguments` raises a ValueError",
+                hint="\"ValueError: --load_best_model_at_end requires the saving steps to be a round multiple of the "
+                f"evaluation steps\"; make `save_steps` a multiple of `eval_steps`, e.g. `save_steps={ev_steps:g}`",
             )
 
 
@@ -567,6 +580,7 @@ class UnknownMetricForBestModel(Rule):
     code = "TL606"
     name = "unknown-metric-for-best-model"
     severity = Severity.ERROR
+    measured_from = 4
     probe = "Runs one evaluation batch through `compute_metrics` and compares the keys with `metric_for_best_model`."
     #: `TrainingArguments(metric_for_best_model=...)` given as `args` to a transformers Trainer
     gate = (TRAINING_ARGS_WORDS, ("metric_for_best_model",),
@@ -605,16 +619,18 @@ class UnknownMetricForBestModel(Rule):
                 if keys is None:
                     return
                 shown = ", ".join(f'"{k}"' for k in sorted(keys)) or "nothing"
-                source = f"`{fn.name.value}` returns {shown} (the Trainer reports them as `eval_<key>`)"
-            if key in keys:
+                if len(shown) > 50:
+                    shown = f"{len(keys)} other keys"
+                source = f"`{fn.name.value}` returns {shown}"
+            if keys is None or key in keys:
                 return
             self.report(
                 kw.value,
-                f"`metric_for_best_model=\"{metric}\"` but {source}: the first evaluation fails with \"KeyError: The "
-                f"`metric_for_best_model` training argument is set to 'eval_{key}', which is not found in the "
-                "evaluation metrics\"",
-                hint=(f"use one of the returned keys (e.g. `metric_for_best_model=\"{sorted(keys)[0]}\"`)"
-                      if keys else "pass `compute_metrics=` returning that metric, or use `metric_for_best_model=\"loss\"`"),
+                f"`metric_for_best_model=\"{metric}\"` but {source}: the first evaluation fails with a KeyError",
+                hint=f"\"KeyError: The `metric_for_best_model` training argument is set to 'eval_{key}', which is not "
+                "found in the evaluation metrics\" (the Trainer reports each returned key as `eval_<key>`); "
+                + (f"use one of the returned keys ({', '.join(sorted(keys))})" if keys else
+                   "pass `compute_metrics=` returning that metric, or use `metric_for_best_model=\"loss\"`"),
             )
             return
 

@@ -83,6 +83,7 @@ class MissingZeroGrad(Rule):
     code = "TL701"
     name = "missing-zero-grad"
     severity = Severity.ERROR
+    default = False
     measured_from = 4
     probe = "Watches two real steps: the first step's gradients still in `p.grad` at the second `backward()` confirm it."
     #: an `opt.step()` run by a for/while loop that also runs a `.backward()`; or a Keras model's `train_step`
@@ -163,7 +164,7 @@ class MissingZeroGrad(Rule):
                                if o is not step and in_iteration(facts, o, loop))) - {None} - mine
         if None in mine or not others:
             return False
-        return all(isinstance(z, cst.Call) and z.func.attr.value == "zero_grad"
+        return all(isinstance(z, cst.Call) and isinstance(z.func, cst.Attribute) and z.func.attr.value == "zero_grad"
                    and spelt(z, _receiver(z)) <= others for z in clears)
 
     def _fresh_context(self, step: cst.Call, loop) -> bool:
@@ -185,6 +186,7 @@ class WrongTrainEvalMode(Rule):
     code = "TL702"
     name = "wrong-train-eval-mode"
     severity = Severity.WARNING
+    default = False
     measured_from = 4
     probe = "Reads `model.training` during a real training step: a trainable model in eval mode confirms it."
     #: `backward()` under `no_grad` needs only `.backward`; every other finding runs a module the file
@@ -501,6 +503,7 @@ class LossAccumulatedAsTensor(Rule):
     code = "TL703"
     name = "loss-accumulated-as-tensor"
     severity = Severity.WARNING
+    default = False
     measured_from = 4
     fix = Applicability.UNSAFE
     #: `total += loss` in a for/while loop whose `backward()` takes `loss`
@@ -729,7 +732,7 @@ def _scheduled_optimizer(facts, step: cst.Call) -> str | None:
                 b = facts.lookup(args[un[1]].value.value, un[0])
         if b is not None and isinstance(b.value, cst.Call):
             values.append(b.value)
-    elif recv is not None and dotted(recv) is not None and dotted(recv).startswith("self."):
+    elif recv is not None and (dotted(recv) or "").startswith("self."):
         values = [a.value for a in facts.index.get("Assign", ()) if any(dotted(t.target) == dotted(recv)
                                                                        for t in a.targets)]
     found = {dotted(opt) for v in values if isinstance(v, cst.Call)

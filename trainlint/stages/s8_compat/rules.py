@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+from typing import cast
+
 import libcst as cst
 
 from trainlint import codemod
@@ -20,7 +23,20 @@ from trainlint.facts import (
 from trainlint.facts.models import compiled_model
 from trainlint.facts.versions import legacy_keras_env
 from trainlint.findings import Applicability, Severity
-from trainlint.pins import INSTALLED, keras_3, versions_of
+from trainlint.knowledge import TRL_TOKENIZER_ALIAS, TRL_TOKENIZER_RENAMED, api_versions
+from trainlint.pins import (
+    ABSENT,
+    DEPRECATED,
+    INSTALLED,
+    REMOVED,
+    VALID,
+    Status,
+    available,
+    keras_3,
+    status,
+    version_text,
+    versions_of,
+)
 from trainlint.rule import Rule, register
 
 
@@ -33,12 +49,13 @@ def _imported_names(node: cst.ImportFrom):
 
 
 class RemovedName(Rule):
-    """Base for "X was removed from library L": flags `from L import X` and `L.X`."""
+    """Base for "X was removed from library L": flags `from L import X` and `L.X`, judged at the version
+    of L the script runs (the version table: ``api``)."""
 
     module: str
     attr: str
-    removed_in: tuple[int, ...]
-    dist: str
+    #: the key of the name in the version table (trainlint.knowledge.API_VERSIONS)
+    api: str
     replacement: str
 
     def __init_subclass__(cls, **kwargs) -> None:
@@ -49,22 +66,28 @@ class RemovedName(Rule):
     def symptom(self) -> str:
         raise NotImplementedError
 
-    def _old_version(self) -> bool:
-        """The script runs a release from before the removal: its install command, its requirements,
-        its project's, the configured target or the installed version (see trainlint.pins)."""
-        return versions_of(self.ctx).below(self.dist, self.removed_in)
+    def _status(self) -> Status:
+        """The name at the version the script runs: its install command, its requirements, its project's,
+        the configured target or the installed version (see trainlint.pins); no evidence: the latest."""
+        return status(versions_of(self.ctx), self.api)
 
-    def _severity(self) -> Severity:
-        return Severity.WARNING if self._old_version() else Severity.ERROR
-
-    def _message(self) -> str:
-        since = ".".join(map(str, self.removed_in))
-        pin = versions_of(self.ctx).pin(self.dist)
-        runs = f" (this script runs with {pin.describe()})" if pin is not None and pin.level != INSTALLED else ""
-        if self._old_version():
-            return (f"`{self.module}.{self.attr}` is deprecated and gone from {self.dist} {since}{runs}: "
+    def _message(self, st: Status) -> str:
+        api = st.api
+        gone = f"{api.dist} {version_text(api.removed)}" if api.removed else api.dist
+        if st.state == DEPRECATED:
+            since = f" since {api.dist} {version_text(api.deprecated)}" if api.deprecated else ""
+            return (f"`{self.module}.{self.attr}` is deprecated{since}{st.runs} and gone from {gone}: "
                     f"{self.symptom()} after an upgrade")
-        return f"`{self.module}.{self.attr}` was removed in {self.dist} {since}{runs}: {self.symptom()}"
+        return f"`{self.module}.{self.attr}` was removed in {gone}{st.runs}: {self.symptom()}"
+
+    def _report_name(self, node: cst.CSTNode, fix) -> None:
+        st = self._status()
+        if st.severity is None:
+            return  # not deprecated in the version the script runs
+        replacement = st.api.replacement
+        if replacement is not None and not available(versions_of(self.ctx), replacement):
+            fix = None  # the replacement does not exist in the version the script runs
+        self.report(node, self._message(st), hint=self.replacement, severity=st.severity, fix=fix)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.relative or node.module is None:
@@ -77,15 +100,14 @@ class RemovedName(Rule):
         for alias in _imported_names(node):
             # `from transformers import AdamW`, `from transformers.optimization import AdamW`
             if alias.name.value == self.attr and canonical(f"{mod}.{self.attr}") == f"{self.module}.{self.attr}":
-                self.report(alias, self._message(), hint=self.replacement, severity=self._severity(),
-                            fix=self.import_fix(node, alias))
+                if self._status().severity is not None:
+                    self._report_name(alias, self.import_fix(node, alias))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value != self.attr:
             return
-        if self.ctx.facts.qualname(node) == f"{self.module}.{self.attr}":
-            self.report(node, self._message(), hint=self.replacement, severity=self._severity(),
-                        fix=self.attribute_fix(node))
+        if self.ctx.facts.qualname(node) == f"{self.module}.{self.attr}" and self._status().severity is not None:
+            self._report_name(node, self.attribute_fix(node))
 
     # autofix: subclasses with a `fix` applicability override these
     def import_fix(self, stmt: cst.ImportFrom, alias: cst.ImportAlias):
@@ -101,7 +123,7 @@ class RemovedName(Rule):
 def _local(alias: cst.ImportAlias) -> str:
     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
         return alias.asname.name.value
-    return alias.name.value
+    return cast(cst.Name, alias.name).value  # `_imported_names` gives names only
 
 
 @register
@@ -112,7 +134,7 @@ class LoadMetricRemoved(RemovedName):
     name = "load-metric-removed"
     severity = Severity.ERROR
     fix = Applicability.SAFE
-    module, attr, removed_in, dist = "datasets", "load_metric", (3, 0), "datasets"
+    module, attr, api = "datasets", "load_metric", "datasets.load_metric"
     replacement = "use `evaluate.load(...)` (`pip install evaluate`; `import evaluate`)"
     probe = ("The ImportError/AttributeError for `load_metric` is reported under this code at the script's own line; "
              "a Trainer that gets built shows the name was not needed.")
@@ -158,7 +180,7 @@ class TransformersAdamWRemoved(RemovedName):
     name = "transformers-adamw-removed"
     severity = Severity.ERROR
     fix = Applicability.SAFE
-    module, attr, removed_in, dist = "transformers", "AdamW", (4, 50), "transformers"
+    module, attr, api = "transformers", "AdamW", "transformers.AdamW"
     replacement = "use `torch.optim.AdamW` (same arguments; `correct_bias` is always on)"
     probe = ("The ImportError/AttributeError for `transformers.AdamW` is reported under this code at the script's own "
              "line; a Trainer that gets built shows the name was not needed.")
@@ -214,7 +236,7 @@ class TFTrainerRemoved(RemovedName):
     code = "TL803"
     name = "tftrainer-removed"
     severity = Severity.ERROR
-    module, attr, removed_in, dist = "transformers", "TFTrainer", (4, 30), "transformers"
+    module, attr, api = "transformers", "TFTrainer", "transformers.TFTrainer"
     replacement = "use Keras: `model.compile(optimizer=...)` and `model.fit(tf_dataset)`"
 
     def symptom(self) -> str:
@@ -222,11 +244,14 @@ class TFTrainerRemoved(RemovedName):
 
 
 class RenamedKeyword(Rule):
-    """Base for a keyword argument renamed in transformers 5 (a TypeError there)."""
+    """Base for a keyword argument renamed (a TypeError where the old name is gone), judged at the version
+    the script runs (the version table: ``api`` for the old name, ``new_api`` for the new one)."""
 
     old: str
     new: str
     owner: str  # "trainer" or "training_args"
+    api: str
+    new_api: str
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
@@ -235,25 +260,34 @@ class RenamedKeyword(Rule):
                 return
         elif facts.callee(node) not in TRAINING_ARGS_CLASSES:
             return
-        for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value == self.old:
-                callee = self.ctx.code(node.func)
-                # the script's own pins (`!pip install transformers==4.30`, its requirements.txt) first
-                pin = versions_of(self.ctx).pin("transformers")
-                runs = f" (this script runs with {pin.describe()})" if pin is not None and pin.level != INSTALLED else ""
-                if pin is not None and pin.below((5,)):
-                    msg = (f"`{callee}({self.old}=...)` is deprecated{runs}: it is a TypeError on transformers 5 "
-                           f"(\"unexpected keyword argument '{self.old}'\")")
-                    sev = Severity.WARNING
-                else:
-                    msg = (f"`{callee}({self.old}=...)` fails on transformers 5{runs}: \"TypeError: __init__() got an "
-                           f"unexpected keyword argument '{self.old}'\"")
-                    sev = Severity.ERROR
-                fix = None
-                if not any(a.keyword is not None and a.keyword.value == self.new for a in node.args):
-                    fix = self.ctx.fix(Applicability.SAFE, f"Rename `{self.old}=` to `{self.new}=`",
-                                       self.ctx.replace(arg.keyword, self.new))
-                self.report(arg.keyword, msg, hint=f"rename it: `{self.new}=`", severity=sev, fix=fix)
+        arg = next((a for a in node.args if a.keyword is not None and a.keyword.value == self.old), None)
+        if arg is not None:
+            # the script's own pins (`!pip install transformers==4.30`, its requirements.txt) first
+            self.report_renamed(node, arg, status(versions_of(self.ctx), self.api), self.new_api)
+
+    def report_renamed(self, node: cst.Call, arg: cst.Arg, st: Status, new_api: str) -> None:
+        """Report ``arg`` (the old keyword) as ``st`` says: an error where it is gone, a warning where it is
+        deprecated, nothing where it is valid. The rename is offered where ``new_api`` exists."""
+        if st.severity is None:
+            return
+        callee = self.ctx.code(node.func)
+        api = st.api
+        gone = f"{api.dist} {_release(api.removed)}" if api.removed else api.dist
+        new = api_versions(new_api)
+        renamed = (f"the argument is `{self.new}` since {new.dist} {version_text(new.introduced)}"
+                   if new.introduced else f"the argument is `{self.new}`")
+        if st.state == REMOVED:
+            msg = (f"`{callee}({self.old}=...)` fails on {gone} and later{st.runs}: \"TypeError: __init__() got an "
+                   f"unexpected keyword argument '{self.old}'\" ({renamed})")
+        else:
+            msg = (f"`{callee}({self.old}=...)` is deprecated{st.runs}: it is a TypeError from {gone} on "
+                   f"(\"unexpected keyword argument '{self.old}'\"; {renamed})")
+        fix = None
+        if not any(a.keyword is not None and a.keyword.value == self.new for a in node.args) \
+                and available(versions_of(self.ctx), new_api):
+            fix = self.ctx.fix(Applicability.SAFE, f"Rename `{self.old}=` to `{self.new}=`",
+                               self.ctx.replace(arg.keyword, self.new))
+        self.report(arg.keyword, msg, hint=f"rename it: `{self.new}=`", severity=st.severity, fix=fix)
 
 
 @register
@@ -263,12 +297,14 @@ class TrainerTokenizerArgument(RenamedKeyword):
     code = "TL804"
     name = "trainer-tokenizer-argument"
     severity = Severity.ERROR
+    default = False
     fix = Applicability.SAFE
     probe = "The TypeError is reported at the script's own line."
     #: the keyword itself, and a Trainer class (imported, aliased or a base of a local subclass): one of
     #: transformers' or of trl's (`SFTTrainer`, `DPOTrainer`, ...: every name ends in `Trainer`)
     gate = (("tokenizer",), (*TRAINER_WORDS, "*Trainer"))
     old, new, owner = "tokenizer", "processing_class", "trainer"
+    api, new_api = "transformers.Trainer(tokenizer=)", "transformers.Trainer(processing_class=)"
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.facts.is_trainer_class(node.func, node):
@@ -280,50 +316,18 @@ class TrainerTokenizerArgument(RenamedKeyword):
         cls = _trl_trainer(self.ctx.facts, node.func, node)
         if cls is None:
             return
-        deprecated, removed = _TRL_TOKENIZER[cls]
-        callee = self.ctx.code(node.func)
         versions = versions_of(self.ctx)
-        pin = versions.pin("trl")
-        state = "removed"  # no evidence: the latest trl
-        if pin is not None:
-            state = "accepted" if pin.below(deprecated) else "deprecated" if pin.below(removed) else "removed"
-        else:
-            # trl 0.12 needs transformers 4.46: a script on an older transformers runs a trl that takes `tokenizer=`
-            tf_pin = versions.pin("transformers")
-            if tf_pin is not None and tf_pin.below((4, 46)):
-                pin, state = tf_pin, "accepted"
-        runs = f" (this script runs with {pin.describe()})" if pin is not None and pin.level != INSTALLED else ""
-        gone = _version_text(removed)
-        renamed = f"the argument is `{self.new}` since trl 0.12"
-        if state == "removed":
-            msg = (f"`{callee}({self.old}=...)` fails on trl {gone} and later{runs}: \"TypeError: __init__() got an "
-                   f"unexpected keyword argument '{self.old}'\" ({renamed})")
-            sev = Severity.ERROR
-        else:
-            now = "is accepted here" if state == "accepted" else "is deprecated"
-            msg = (f"`{callee}({self.old}=...)` {now}{runs}, but it is a TypeError from trl {gone} on "
-                   f"(\"unexpected keyword argument '{self.old}'\"; {renamed})")
-            sev = Severity.WARNING
-        fix = None
-        if not any(a.keyword is not None and a.keyword.value == self.new for a in node.args):
-            fix = self.ctx.fix(Applicability.SAFE, f"Rename `{self.old}=` to `{self.new}=`",
-                               self.ctx.replace(arg.keyword, self.new))
-        self.report(arg.keyword, msg, hint=f"rename it: `{self.new}=`", severity=sev, fix=fix)
+        st = status(versions, f"trl.{cls}(tokenizer=)")  # no evidence: the latest trl
+        if st.pin is None:
+            # trl 0.12, the first with `processing_class`, needs transformers 4.46 (its setup.py): a script on an
+            # older transformers runs a trl that takes `tokenizer=`
+            tf = status(versions, "transformers.Trainer(processing_class=)", default=VALID)
+            if tf.state == ABSENT:
+                st = dataclasses.replace(st, state=VALID, pin=tf.pin)
+        self.report_renamed(node, arg, st, f"trl.{cls}(processing_class=)")
 
 
-#: trl's trainers that took `tokenizer=` (trl 0.11) and the releases that changed it: (deprecated in, removed
-#: in). `SFTTrainer` and `DPOTrainer` kept the old name as a deprecated alias from 0.12 to 0.15; the others
-#: renamed it to `processing_class` in 0.12 outright.
-_TRL_TOKENIZER = {
-    **dict.fromkeys(("SFTTrainer", "DPOTrainer"), ((0, 12), (0, 16))),
-    **dict.fromkeys(("BCOTrainer", "CPOTrainer", "IterativeSFTTrainer", "KTOTrainer", "NashMDTrainer",
-                     "OnlineDPOTrainer", "ORPOTrainer", "RewardTrainer", "RLOOTrainer", "XPOTrainer"),
-                    ((0, 12), (0, 12))),
-}
-
-
-def _version_text(v: tuple[int, ...]) -> str:
-    return ".".join(map(str, v))
+_TRL_TRAINERS = frozenset(TRL_TOKENIZER_ALIAS + TRL_TOKENIZER_RENAMED)
 
 
 def _trl_trainer(facts, func: cst.BaseExpression, at: cst.CSTNode) -> str | None:
@@ -336,12 +340,12 @@ def _trl_trainer(facts, func: cst.BaseExpression, at: cst.CSTNode) -> str | None
     if qn is None or not qn.startswith("trl."):
         return None
     cls = qn.rsplit(".", 1)[-1]
-    return cls if cls in _TRL_TOKENIZER else None
+    return cls if cls in _TRL_TRAINERS else None
 
 
 @register
 class EvaluationStrategyArgument(RenamedKeyword):
-    """`TrainingArguments(evaluation_strategy=...)`: renamed `eval_strategy`, gone in transformers 5."""
+    """`TrainingArguments(evaluation_strategy=...)`: renamed `eval_strategy` in transformers 4.41, gone in 4.51."""
 
     code = "TL805"
     name = "evaluation-strategy-argument"
@@ -350,6 +354,8 @@ class EvaluationStrategyArgument(RenamedKeyword):
     probe = "The TypeError is reported at the script's own line."
     gate = (("evaluation_strategy",), TRAINING_ARGS_WORDS)
     old, new, owner = "evaluation_strategy", "eval_strategy", "training_args"
+    api = "transformers.TrainingArguments(evaluation_strategy=)"
+    new_api = "transformers.TrainingArguments(eval_strategy=)"
 
 
 _DATASET_METHODS = frozenset({"map", "filter", "to_tf_dataset", "train_test_split", "shuffle", "select",
@@ -413,19 +419,21 @@ class MetricLoadedAsDataset(Rule):
 # transformers 5 and Keras 3 (TL807–TL809).
 
 
-def transformers_5(rule: Rule, *, needs_tensorflow: bool = False) -> bool:
-    """Evidence that the script runs with transformers ≥ 5, in the order of trainlint.pins: its install
-    command (unpinned: the latest release), its requirements, its project's, the configured target, the
-    installed version (for TensorFlow scripts, only when TensorFlow is installed too: an environment
-    without it says nothing about where the script runs)."""
+def transformers_status(rule: Rule, key: str, *, needs_tensorflow: bool = False) -> Status | None:
+    """``key`` of the version table at the transformers the script runs, when it is deprecated or gone
+    there, in the order of trainlint.pins: its install command (unpinned: the latest release), its
+    requirements, its project's, the configured target, the installed version (for TensorFlow scripts,
+    only when TensorFlow is installed too: an environment without it says nothing about where the script
+    runs). None: valid there, or nothing says which transformers (no finding without evidence)."""
     from trainlint.config import installed_version
 
-    pin = versions_of(rule.ctx).pin("transformers")
-    if pin is None or pin.below((5,)):
-        return False
-    if needs_tensorflow and pin.level == INSTALLED:
-        return any(installed_version(d) for d in ("tensorflow", "tensorflow-cpu", "tensorflow-macos", "tf-keras"))
-    return True
+    st = status(versions_of(rule.ctx), key, default=VALID)
+    if st.severity is None or st.pin is None:
+        return None
+    if needs_tensorflow and st.pin.level == INSTALLED and not any(
+            installed_version(d) for d in ("tensorflow", "tensorflow-cpu", "tensorflow-macos", "tf-keras")):
+        return None
+    return st
 
 
 #: TensorFlow/Keras helpers of transformers 4 that are gone in 5, besides the `TF…` classes
@@ -433,6 +441,11 @@ _TF_HELPERS = frozenset({"create_optimizer", "AdamWeightDecay", "WarmUp", "Gradi
                          "PushToHubCallback", "TFTrainingArguments"})
 _TF_MODULES = ("transformers.modeling_tf_utils", "transformers.keras_callbacks", "transformers.optimization_tf",
                "transformers.modeling_tf_outputs", "transformers.tf_utils", "transformers.training_args_tf")
+
+
+def _release(v: tuple[int, ...]) -> str:
+    """A major release as its users name it: (5, 0) is "5"."""
+    return str(v[0]) if v and not any(v[1:]) else version_text(v)
 
 
 def _tf_name(name: str) -> bool:
@@ -451,12 +464,19 @@ class TFModelOnTransformers5(Rule):
     #: a `TF…` name or helper imported from (or read on) transformers, or one of its TensorFlow modules
     gate = (("TF*", *sorted(_TF_HELPERS), *(m.split(".", 1)[1] + "*" for m in _TF_MODULES)), ("transformers",))
 
-    def _report(self, node: cst.CSTNode, what: str) -> None:
+    def _status(self) -> Status | None:
+        """Where the TensorFlow classes are gone. Their deprecation (a logged warning since 4.53) is not
+        reported: pinning `transformers<5` is what this rule asks of a TensorFlow script."""
+        st = transformers_status(self, "transformers.TF*", needs_tensorflow=True)
+        return st if st is not None and st.state == REMOVED else None
+
+    def _report(self, node: cst.CSTNode, what: str, st: Status) -> None:
+        gone = _release(st.api.removed or ())
         self.report(
             node,
-            f"{what} transformers 5 removed TensorFlow (and Flax) support, and this script runs with transformers ≥ 5 "
-            f"({versions_of(self.ctx).pin('transformers').describe()}): the import fails with \"ImportError: cannot "
-            "import name ... from 'transformers'\"",
+            f"{what} transformers {gone} removed TensorFlow (and Flax) support, and this script runs with transformers "
+            f"≥ {gone} ({st.pin.describe() if st.pin else ''}): the import fails with \"ImportError: cannot import "
+            "name ... from 'transformers'\"",
             hint="train the PyTorch class (`AutoModelFor…` with `Trainer`), or pin `transformers<5` for this script "
             "(e.g. a `# /// script` block with `dependencies = [\"transformers<5\", \"tf-keras\"]`)",
         )
@@ -468,22 +488,22 @@ class TFModelOnTransformers5(Rule):
         if mod != "transformers" and not mod.startswith("transformers."):
             return
         if mod.startswith(_TF_MODULES):
-            if transformers_5(self, needs_tensorflow=True):
-                self._report(node.module, f"`{mod}` is a TensorFlow module of transformers 4:")
+            if (st := self._status()) is not None:
+                self._report(node.module, f"`{mod}` is a TensorFlow module of transformers 4:", st)
             return
         if isinstance(node.names, cst.ImportStar):
             return
         names = [a.name.value for a in node.names if isinstance(a.name, cst.Name) and _tf_name(a.name.value)]
-        if names and transformers_5(self, needs_tensorflow=True):
+        if names and (st := self._status()) is not None:
             first = next(a for a in node.names if isinstance(a.name, cst.Name) and a.name.value == names[0])
             shown = ", ".join(f"`{n}`" for n in names)
-            self._report(first, f"{shown} {'is' if len(names) == 1 else 'are'} TensorFlow API of transformers 4:")
+            self._report(first, f"{shown} {'is' if len(names) == 1 else 'are'} TensorFlow API of transformers 4:", st)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if not _tf_name(node.attr.value):
             return
-        if self.ctx.facts.raw_qualname(node) == f"transformers.{node.attr.value}" and transformers_5(self, needs_tensorflow=True):
-            self._report(node, f"`transformers.{node.attr.value}` is TensorFlow API of transformers 4:")
+        if self.ctx.facts.raw_qualname(node) == f"transformers.{node.attr.value}" and (st := self._status()) is not None:
+            self._report(node, f"`transformers.{node.attr.value}` is TensorFlow API of transformers 4:", st)
 
 
 @register
@@ -511,7 +531,7 @@ class TFKerasOptimizerKeras3(Rule):
         if not isinstance(opt, cst.Call):
             return
         raw = facts.raw_qualname(opt.func) or ""
-        if not (raw.startswith("tensorflow.keras.") or raw.startswith("keras.")) or raw.startswith("keras.src"):
+        if not raw.startswith(("tensorflow.keras.", "keras.")) or raw.startswith("keras.src"):
             return
         if raw.startswith("tensorflow.keras.") and legacy_keras_env(self.ctx.source):
             return
@@ -558,12 +578,16 @@ class IgnoredTokenizerArgument(Rule):
         if not cls.endswith(("Tokenizer", "TokenizerFast")) or cls in _VOCAB_FILE_OK:
             return
         given = [kw for kw in ("vocab_file", "merges_file") if keyword(node, kw) is not None]
-        if not given or not transformers_5(self):
+        if not given:
+            return
+        st = transformers_status(self, "transformers.*Tokenizer(vocab_file=)")
+        if st is None or st.state != REMOVED:
             return
         bpe = "merges_file" in given
         self.report(
-            keyword(node, given[0]).keyword,
-            f"`{cls}({'=..., '.join(given)}=...)`: transformers 5 tokenizers ignore {' and '.join(f'`{g}`' for g in given)} "
+            cast(cst.Arg, keyword(node, given[0])).keyword,
+            f"`{cls}({'=..., '.join(given)}=...)`: transformers {_release(st.api.removed or ())} tokenizers ignore "
+            f"{' and '.join(f'`{g}`' for g in given)} "
             "without a warning and build "
             + ("an empty vocabulary (every text encodes to `[]`)" if bpe else
                "a default vocabulary of the 5 special tokens (every word becomes the unknown token)")
