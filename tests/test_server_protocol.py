@@ -179,9 +179,14 @@ def test_requests_before_initialize_are_refused(raw: Raw, tmp_path: Path):
 # initialize: answered before the LSP library is imported, with pygls's capabilities
 
 
-@pytest.mark.parametrize("client", ["visual-studio-code", "neovim", "emacs", None])
+@pytest.mark.parametrize("client", ["visual-studio-code", "neovim", "emacs", None, "with-notebooks"])
 def test_fast_initialize_result_is_what_pygls_computes(client):
-    caps = client_capabilities(client) if client else lsp.ClientCapabilities()
+    if client == "with-notebooks":  # a client that synchronises notebook documents (VS Code since 1.70)
+        caps = client_capabilities("visual-studio-code")
+        caps.notebook_document = lsp.NotebookDocumentClientCapabilities(
+            synchronization=lsp.NotebookDocumentSyncClientCapabilities(dynamic_registration=True))
+    else:
+        caps = client_capabilities(client) if client else lsp.ClientCapabilities()
     converter = default_converter()
     request = json.loads(json.dumps(converter.unstructure(lsp.InitializeParams(capabilities=caps, root_uri="file:///w"))))
     server = create_server()
@@ -190,7 +195,9 @@ def test_fast_initialize_result_is_what_pygls_computes(client):
     handler(*args)
     with pytest.raises(StopIteration) as stop:
         gen.send(None)
-    assert static_initialize_result(request) == converter.unstructure(stop.value.value)
+    result = converter.unstructure(stop.value.value)
+    assert static_initialize_result(request) == result
+    assert ("notebookDocumentSync" in result["capabilities"]) == (client == "with-notebooks")
 
 
 def test_initialize_is_answered_before_the_lsp_library_loads():
