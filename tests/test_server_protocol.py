@@ -73,10 +73,11 @@ class Raw:
 
     notes: list
 
-    def initialize(self, root: Path) -> dict:
+    def initialize(self, root: Path, options: dict | None = None) -> dict:
         self.notes = []
         self.send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                   "params": {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}})
+                   "params": {"processId": None, "rootUri": root.as_uri(), "capabilities": {},
+                              **({"initializationOptions": options} if options is not None else {})}})
         response = self.recv_response()
         self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
         return response
@@ -152,6 +153,31 @@ def test_every_malformed_message_gets_an_error_response(raw: Raw, tmp_path: Path
     assert not [n for n in raw.notes if n["method"] in ("window/showMessage", "window/showMessageRequest")]
     assert "Traceback" not in stderr
     assert "not open" in stderr  # the didChange for a document never opened is a log line
+
+
+def test_editor_settings_apply_where_no_pyproject_configures(raw: Raw, tmp_path: Path):
+    """The editor's settings (initializationOptions.settings) configure the files that no pyproject.toml
+    with [tool.trainlint] configures; where one does, it wins."""
+    raw.initialize(tmp_path, {"settings": {"select": ["TL3", "TL8"], "ignore": ["TL805"], "fail-on": "error"}})
+
+    def diagnostics_of(path: Path) -> list[str]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(BUGGY, encoding="utf-8")
+        raw.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": path.as_uri(), "languageId": "python", "version": 1, "text": BUGGY}}})
+        while True:
+            msg = raw.recv()
+            if msg.get("method") == "textDocument/publishDiagnostics" and msg["params"]["uri"] == path.as_uri():
+                return sorted(d["code"] for d in msg["params"]["diagnostics"])
+
+    assert diagnostics_of(tmp_path / "train.py") == ["TL301"]
+    (tmp_path / "configured" / "pyproject.toml").parent.mkdir()
+    (tmp_path / "configured" / "pyproject.toml").write_text('[tool.trainlint]\nselect = ["TL8"]\n', encoding="utf-8")
+    assert diagnostics_of(tmp_path / "configured" / "train.py") == ["TL805"]
+    raw.send({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+    raw.recv_response()
+    raw.send({"jsonrpc": "2.0", "method": "exit"})
+    assert raw.finish()[0] == 0
 
 
 def test_exit_without_shutdown_exits_1_quietly(raw: Raw, tmp_path: Path):

@@ -37,7 +37,10 @@ The server lints the text it is sent, statically: it never runs a probe and neve
 the user's code. A document it cannot lint (syntax error mid-edit, NUL bytes, lone surrogates, a
 huge file, a bug in a rule, a crash of the worker) gets one TL00x diagnostic; the server stays up.
 
-Initialization options (all optional): ``{"debounce": 150}`` (milliseconds), ``{"maxChars": N}``.
+Initialization options (all optional): ``{"debounce": 150}`` (milliseconds), ``{"maxChars": N}``,
+``{"settings": {"select": [...], "ignore": [...], "fail-on": "error"}}``: the editor's settings, a
+``[tool.trainlint]`` table used for the files that no ``pyproject.toml`` with ``[tool.trainlint]``
+configures (where one does, it wins).
 
 This module imports only the standard library at import time: it is what the worker process and the
 ``initialize`` fast path load. The LSP side (pygls, lsprotocol) is :mod:`trainlint.server_lsp`;
@@ -253,9 +256,15 @@ class Linter:
         self.settings: dict[tuple, Any] = {}
         self.config_errors: set[str] = set()
         self.parsers: dict[str, Any] = {}
+        #: the editor's settings (a ``[tool.trainlint]`` table) for files no pyproject.toml configures
+        self.editor_table: dict[str, Any] | None = None
+
+    def configure(self, table: dict[str, Any] | None) -> None:
+        self.editor_table = table or None
+        self.forget(None)
 
     def settings_for(self, path: Path | None, root: str | None, messages: list[str]):
-        from trainlint.config import ConfigError, Settings, load_settings
+        from trainlint.config import ConfigError, Settings, find_config, load_settings, settings_from_table
 
         start = path.parent if path is not None else Path(root or os.getcwd())
         key_parts = []
@@ -274,7 +283,11 @@ class Linter:
         if cached is not None:
             return cached
         try:
-            settings = load_settings(None, start=start if start.is_dir() else Path.cwd())
+            start = start if start.is_dir() else Path.cwd()
+            if self.editor_table is not None and find_config(start) is None:
+                settings = settings_from_table(self.editor_table, Path("the editor's trainlint settings"))
+            else:
+                settings = load_settings(None, start=start)
         except ConfigError as exc:
             msg = f"trainlint: {exc}; using the default rules until it is fixed"
             if msg not in self.config_errors:
@@ -423,6 +436,9 @@ def worker_main(conn) -> None:
                 value = linter.lint_notebook(*args)
             elif method == "forget":
                 linter.forget(*args)
+                value = None
+            elif method == "configure":
+                linter.configure(*args)
                 value = None
             elif method == "warm":
                 import trainlint.engine  # noqa: F401  (rules, LibCST: before the first document arrives)

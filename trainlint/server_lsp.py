@@ -889,6 +889,9 @@ def create_server(protocol_cls: type[LanguageServerProtocol] | None = None) -> T
             ls.debounce = opts["debounce"] / 1000.0
         if isinstance(opts.get("maxChars"), int) and opts["maxChars"] > 0:
             ls.max_chars = opts["maxChars"]
+        if isinstance(opts.get("settings"), dict):
+            ls.worker.call("configure", opts["settings"])
+            ls.local.configure(opts["settings"])
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: TrainlintServer, params: lsp.InitializedParams) -> None:
