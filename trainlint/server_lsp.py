@@ -24,6 +24,7 @@ import logging
 import multiprocessing
 import re
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, BinaryIO
 from urllib.parse import unquote
@@ -530,7 +531,36 @@ class TrainlintServer(LanguageServer):
     def submit(self, uri: str, snap: tuple[str, int | None, str, str | None]) -> asyncio.Future:
         """Send one version to the worker; when it is linted, it becomes the document's cache."""
         text, version, name, path = snap
-        job = asyncio.wrap_future(self.worker.call("lint", text, name, path, uri, self.max_chars, self._root()))
+
+        def store(result: LintResult) -> bool:
+            if not self.is_open(uri):
+                return False
+            self.linted[uri] = Linted(version, result.text, split_lines(result.text), result.findings,
+                                      result.seconds, source=text, fail_on=result.fail_on)
+            self.carried.pop(uri, None)
+            return True
+
+        return self._submit(uri, ("lint", text, name, path, uri, self.max_chars, self._root()), name, text, store)
+
+    def submit_notebook(self, uri: str, snap: tuple[list[NotebookCell], str, str | None]) -> asyncio.Future:
+        """Send one version of a notebook to the worker; when it is linted, it becomes its cache."""
+        cells, name, path = snap
+
+        def store(result: LintResult) -> bool:
+            if not self.is_notebook(uri):
+                return False
+            self.notebooks[uri] = NotebookLinted.from_result(cells, result)
+            return True
+
+        sources = [("code" if c.code else "markdown", c.text) for c in cells]
+        return self._submit(uri, ("lint_notebook", sources, name, path, uri, self.max_chars, self._root()), name, "",
+                            store)
+
+    def _submit(self, uri: str, job_args: tuple, name: str, text: str,
+                store: Callable[[LintResult], bool]) -> asyncio.Future:
+        """One lint job in the worker (one in flight per document); its result is ``store``d (False: the
+        document was closed meanwhile), then the requests waiting for it go on."""
+        job = asyncio.wrap_future(self.worker.call(*job_args))
         self.inflight[uri] = job
 
         def done(fut: asyncio.Future) -> None:
@@ -548,42 +578,8 @@ class TrainlintServer(LanguageServer):
                 return
             for message in result.messages:
                 self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
-            if not self.is_open(uri):
+            if not store(result):
                 return
-            self.linted[uri] = Linted(version, result.text, split_lines(result.text), result.findings,
-                                      result.seconds, source=text, fail_on=result.fail_on)
-            self.carried.pop(uri, None)
-            for waiter in self.waiters.pop(uri, []):
-                if not waiter.done():
-                    waiter.set_result(None)
-
-        job.add_done_callback(done)
-        return job
-
-    def submit_notebook(self, uri: str, snap: tuple[list[NotebookCell], str, str | None]) -> asyncio.Future:
-        """Send one version of a notebook to the worker; when it is linted, it becomes its cache."""
-        cells, name, path = snap
-        job = asyncio.wrap_future(self.worker.call("lint_notebook", [("code" if c.code else "markdown", c.text)
-                                                                     for c in cells],
-                                                   name, path, uri, self.max_chars, self._root()))
-        self.inflight[uri] = job
-
-        def done(fut: asyncio.Future) -> None:
-            if self.inflight.get(uri) is fut:
-                del self.inflight[uri]
-            if fut.cancelled():
-                return
-            exc = fut.exception()
-            if exc is not None:
-                log.warning("linting %s failed: %s", uri, exc)
-                result = LintResult([_internal_error_finding(name, f"internal error: {exc}")], "")
-            else:
-                result = fut.result()
-            if result is None or not self.is_notebook(uri):  # closed meanwhile
-                return
-            for message in result.messages:
-                self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
-            self.notebooks[uri] = NotebookLinted.from_result(cells, result)
             for waiter in self.waiters.pop(uri, []):
                 if not waiter.done():
                     waiter.set_result(None)
