@@ -84,10 +84,11 @@ function run(command: string, args: string[], cwd?: string): Promise<{ code: num
   });
 }
 
-/** What the interpreter lacks of trainlint's server (a list of module names), or a reason it cannot run. */
-async function missingModules(python: string): Promise<string[] | string> {
+/** What the interpreter lacks of trainlint's server (a list of module names), or a reason it cannot run.
+ * Checked in the directory the server runs in (`python -m` imports from there first, as `-c` does). */
+async function missingModules(python: string, cwd: string | undefined): Promise<string[] | string> {
   const check = "import importlib.util as u; print(','.join(m for m in ('trainlint', 'pygls', 'lsprotocol') if u.find_spec(m) is None))";
-  const result = await run(python, ["-c", check]);
+  const result = await run(python, ["-c", check], cwd);
   if (result.error || result.code !== 0) {
     return `${python} could not be run (${result.error?.message ?? result.stderr.trim()})`;
   }
@@ -140,7 +141,8 @@ function editorSettings(resource?: vscode.Uri): Record<string, unknown> | undefi
 async function start(): Promise<void> {
   const resource = workspaceResource();
   const interp = await interpreter(resource);
-  const missing = await missingModules(interp.python);
+  const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  const missing = await missingModules(interp.python, cwd);
   if (typeof missing === "string" || missing.length) {
     void notInstalled(interp, missing);
     return;
@@ -149,7 +151,7 @@ async function start(): Promise<void> {
   const serverOptions: ServerOptions = {
     command: interp.python,
     args: ["-m", "trainlint", "server"],
-    options: { cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath },
+    options: { cwd },
   };
   const settings = editorSettings(resource);
   const clientOptions: LanguageClientOptions = {
@@ -278,13 +280,13 @@ async function probeFile(uri?: vscode.Uri): Promise<void> {
     await doc.save();
   }
   const interp = await interpreter(doc.uri);
-  const missing = await missingModules(interp.python);
+  const file = doc.uri.fsPath;
+  const cwd = vscode.workspace.getWorkspaceFolder(doc.uri)?.uri.fsPath ?? path.dirname(file);
+  const missing = await missingModules(interp.python, cwd);
   if (typeof missing === "string" || missing.includes("trainlint")) {
     void notInstalled(interp, typeof missing === "string" ? missing : ["trainlint"]);
     return;
   }
-  const file = doc.uri.fsPath;
-  const cwd = vscode.workspace.getWorkspaceFolder(doc.uri)?.uri.fsPath ?? path.dirname(file);
   const extra = config(doc.uri).get<string[]>("args", []);
   const args = ["-m", "trainlint", "--probe", "--output-format", "json", "--exit-zero", "--no-cache", ...extra, file];
   output.appendLine(`Probing: ${interp.python} ${args.join(" ")}`);
