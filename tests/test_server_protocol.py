@@ -424,3 +424,16 @@ def test_an_internal_failure_is_an_internal_error_response():
     (error,) = [b for b in bodies if b.get("id") == 2]
     assert error["error"]["code"] == -32603 and "a bug" in error["error"]["message"]
     assert not [b for b in bodies if b.get("method") == "window/showMessage"]
+
+
+def test_a_notebook_whose_lint_failed_shows_the_error_on_its_first_code_cell():
+    from trainlint.server import NotebookCell, NotebookLinted
+
+    cells = [NotebookCell("cell:1", False, "# title", 1), NotebookCell("cell:2", True, "import torch\n", 1),
+             NotebookCell("cell:3", True, "x = 1\n", 1)]
+    error = Finding("TL003", "internal-error", "internal error: the lint process stopped", Severity.ERROR, "nb.ipynb",
+                    Position(1, 1), Position(1, 1))
+    linted = NotebookLinted.from_result(cells, LintResult([error], ""))
+    assert [f.code for f in linted.by_cell["cell:2"].findings] == ["TL003"]
+    assert linted.by_cell["cell:3"].findings == [] and "cell:1" not in linted.by_cell
+    assert linted.find("cell%3A2") == (2, linted.by_cell["cell:2"])  # any quoting of the uri
