@@ -225,6 +225,37 @@ def run_steps(page: Page, config: dict, result: dict, workspace: Path, artifacts
             time.sleep(0.2)
         result["steps"]["quick_fix"] = {"titles": titles, "saved": (workspace / script).read_text()}
 
+    with step(result, "rule_document"):
+        # on TL301's problem: the command opens the rule's document (a markdown preview)
+        text = (workspace / script).read_text()
+        line = next(i for i, s in enumerate(text.splitlines(), 1) if "from_pretrained(CHECKPOINT)" in s
+                    and "AutoModelFor" in s)
+        col = text.splitlines()[line - 1].index("from_pretrained") + 2
+        page.locator(".editor-instance .monaco-editor .view-lines").first.click()
+        page.keyboard.press("Control+G")
+        page.locator(".quick-input-widget input").fill(f":{line}:{col}")
+        time.sleep(0.3)
+        page.keyboard.press("Enter")
+        time.sleep(0.5)
+        command(page, "trainlint: Show the rule document")
+        shown = ""
+        page.locator(".tabs-container .tab", has_text="Preview TL301.md").first.wait_for(timeout=60_000)
+        deadline = time.monotonic() + 20
+        while not shown and time.monotonic() < deadline:
+            for frame in page.frames:  # the preview is a webview: a frame of its own
+                if frame == page.main_frame:
+                    continue
+                try:
+                    body = frame.locator("body").inner_text(timeout=1000)
+                except Exception:  # noqa: BLE001 - a frame that went away
+                    continue
+                if "TL301 missing-num-labels" in body and "What it catches" in body:
+                    shown = body
+            time.sleep(0.5)
+        tabs = page.locator(".tabs-container .tab").all_inner_texts()
+        page.screenshot(path=str(artifacts / "rule-document.png"))
+        result["steps"]["rule_document"] = {"text": shown[:2000], "tabs": tabs}
+
     with step(result, "notebook"):
         command(page, "View: Close All Editors")
         time.sleep(1)

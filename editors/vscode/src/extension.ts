@@ -15,6 +15,7 @@ let client: LanguageClient | undefined;
 let output: vscode.LogOutputChannel;
 let probeDiagnostics: vscode.DiagnosticCollection;
 let starting: Promise<void> = Promise.resolve();
+let storage: vscode.Uri;
 
 /** The part of the Python extension's API this uses (ms-python.python, `environments`). */
 interface PythonApi {
@@ -228,8 +229,15 @@ async function showRule(code?: string): Promise<void> {
     void vscode.window.showErrorMessage(`trainlint rule ${code}: ${result.stderr.trim() || result.error?.message}`);
     return;
   }
-  const doc = await vscode.workspace.openTextDocument({ language: "markdown", content: result.stdout });
-  await vscode.commands.executeCommand("markdown.showPreview", doc.uri);
+  // `trainlint rule` prints the name, a line of facts and the link, then the document (markdown)
+  const [, facts, url, ...doc] = result.stdout.split(/\r?\n/);
+  const markdown = `${doc.join("\n").trim()}\n\n---\n\n${facts}  \n[${url}](${url})\n`;
+  // a file of the extension's own (an untitled document would ask to be saved when closed)
+  const dir = vscode.Uri.joinPath(storage, "rules");
+  await vscode.workspace.fs.createDirectory(dir);
+  const file = vscode.Uri.joinPath(dir, `${code.trim().toUpperCase()}.md`);
+  await vscode.workspace.fs.writeFile(file, Buffer.from(markdown, "utf8"));
+  await vscode.commands.executeCommand("markdown.showPreview", file);
 }
 
 const VERDICT_SEVERITY: Record<string, vscode.DiagnosticSeverity> = {
@@ -321,6 +329,7 @@ async function probeFile(uri?: vscode.Uri): Promise<void> {
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel("trainlint", { log: true });
+  storage = context.globalStorageUri;
   probeDiagnostics = vscode.languages.createDiagnosticCollection("trainlint-probe");
   context.subscriptions.push(
     output,
