@@ -98,6 +98,19 @@ def open_file(page: Page, name: str) -> None:
     page.keyboard.press("Enter")
 
 
+def go_to(page: Page, path: Path, needle: str) -> None:
+    """Put the cursor of the active editor inside the first occurrence of ``needle`` in the file."""
+    lines = path.read_text().splitlines()
+    line = next(i for i, s in enumerate(lines, 1) if needle in s)
+    col = lines[line - 1].index(needle) + 2
+    page.locator(".editor-instance .monaco-editor .view-lines").first.click()
+    page.keyboard.press("Control+G")
+    page.locator(".quick-input-widget input").fill(f":{line}:{col}")
+    time.sleep(0.3)
+    page.keyboard.press("Enter")
+    time.sleep(0.5)
+
+
 def show_problems(page: Page) -> None:
     if not page.locator(".markers-panel").is_visible():
         command(page, "View: Focus Problems (Errors, Warnings, Infos)")
@@ -202,15 +215,7 @@ def run_steps(page: Page, config: dict, result: dict, workspace: Path, artifacts
         result["steps"]["script"] = {"rows": rows, "links": links}
 
     with step(result, "quick_fix"):
-        text = (workspace / script).read_text()
-        line = next(i for i, s in enumerate(text.splitlines(), 1) if "evaluation_strategy" in s)
-        col = text.splitlines()[line - 1].index("evaluation_strategy") + 2
-        page.locator(".editor-instance .monaco-editor .view-lines").first.click()
-        page.keyboard.press("Control+G")
-        page.locator(".quick-input-widget input").fill(f":{line}:{col}")
-        time.sleep(0.3)
-        page.keyboard.press("Enter")
-        time.sleep(0.5)
+        go_to(page, workspace / script, "evaluation_strategy")
         page.keyboard.press("Control+.")
         item = page.locator(".action-widget .monaco-list-row", has_text="Fix TL805")
         item.first.wait_for(timeout=30_000)
@@ -227,16 +232,7 @@ def run_steps(page: Page, config: dict, result: dict, workspace: Path, artifacts
 
     with step(result, "rule_document"):
         # on TL301's problem: the command opens the rule's document (a markdown preview)
-        text = (workspace / script).read_text()
-        line = next(i for i, s in enumerate(text.splitlines(), 1) if "from_pretrained(CHECKPOINT)" in s
-                    and "AutoModelFor" in s)
-        col = text.splitlines()[line - 1].index("from_pretrained") + 2
-        page.locator(".editor-instance .monaco-editor .view-lines").first.click()
-        page.keyboard.press("Control+G")
-        page.locator(".quick-input-widget input").fill(f":{line}:{col}")
-        time.sleep(0.3)
-        page.keyboard.press("Enter")
-        time.sleep(0.5)
+        go_to(page, workspace / script, "AutoModelForSequenceClassification.from_pretrained(CHECKPOINT)")
         command(page, "trainlint: Show the rule document")
         shown = ""
         page.locator(".tabs-container .tab", has_text="Preview TL301.md").first.wait_for(timeout=60_000)
