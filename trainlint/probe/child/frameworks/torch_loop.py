@@ -73,6 +73,7 @@ def _on_backward(h: Harness, loop: LoopState, tensor: Any) -> None:
     line = h.user_line()
     if loop.first_line is None:
         loop.first_line = line
+        h.reached("backward()", line)
     loop.backward_line = line
     loop.tensor, loop.line = tensor, line
     try:
