@@ -78,7 +78,7 @@ def assert_confirmed(report, text: str, code: str, at: str, *words: str):
 
 def glue_args(tiny: Path) -> tuple[str, ...]:
     return ("--model_name_or_path", str(tiny / "bert"), "--train_file", str(tiny / "mnli.csv"),
-            "--validation_file", str(tiny / "mnli.csv"), "--output_dir", "out/glue")
+            "--validation_file", str(tiny / "mnli_val.csv"), "--output_dir", "out/glue")
 
 
 RUN_GLUE = "run_glue.py"
@@ -181,6 +181,7 @@ def tf_tiny(tmp_path_factory) -> Path:
     from fixtures import tiny_torch  # pure Python CSV writer
 
     tiny_torch.write_csv(out / "mnli.csv", 300)
+    tiny_torch.write_csv(out / "mnli_val.csv", 80, seed=1)
     return out
 
 
@@ -211,7 +212,7 @@ KERAS_SCRIPT = "text_classification_from_scratch.py"
 
 def tf_args(tiny: Path) -> tuple[str, ...]:
     return ("--model_name_or_path", str(tiny / "bert"), "--tokenizer_name", str(tiny / "tokenizer"),
-            "--train_file", str(tiny / "mnli.csv"), "--validation_file", str(tiny / "mnli.csv"), "--do_train",
+            "--train_file", str(tiny / "mnli.csv"), "--validation_file", str(tiny / "mnli_val.csv"), "--do_train",
             "--do_eval", "--output_dir", "out/tf", "--max_seq_length", "48", "--per_device_train_batch_size", "16",
             "--num_train_epochs", "1")
 

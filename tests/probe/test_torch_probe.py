@@ -35,7 +35,7 @@ from transformers import (
 )
 
 CKPT = os.environ["TINY_CKPT"]
-raw_datasets = load_dataset("csv", data_files={"train": os.environ["TINY_CSV"], "validation": os.environ["TINY_CSV"]})
+raw_datasets = load_dataset("csv", data_files={"train": os.environ["TINY_CSV"], "validation": os.environ["TINY_VAL_CSV"]})
 tokenizer = AutoTokenizer.from_pretrained(CKPT)
 
 
@@ -157,10 +157,10 @@ def test_missing_num_labels_confirmed_over_whole_label_column(tiny_env, tmp_path
     report = probe(script, [static(script, "TL301", line_of(source, "AutoModelForSequenceClassification.from_pretrained"))])
     [f] = by_code(report, "TL301")
     assert f.probe.status is ProbeStatus.CONFIRMED, explain(report)
-    # Whole column (600 rows per split, before the 256-row cut), offending values and counts.
-    assert "1200 rows" in f.probe.evidence
-    assert "0×400, 1×400, 2×400" in f.probe.evidence
-    assert "num_labels = 2" in f.probe.evidence and "out of range: 2×400" in f.probe.evidence
+    # Whole column (600 training rows and 120 validation rows, before the 256-row cut), offending values and counts.
+    assert "720 rows" in f.probe.evidence
+    assert "0×240, 1×240, 2×240" in f.probe.evidence
+    assert "num_labels = 2" in f.probe.evidence and "out of range: 2×240" in f.probe.evidence
     # The same observation is not reported twice (no separate TL106 when TL301 carries it).
     assert not by_code(report, "TL106"), explain(report)
     assert any("600 → 256 rows" in n for n in report.notes)
@@ -377,4 +377,4 @@ def test_cli_probe_json(tiny_env, tmp_path, cli):
     items = data if isinstance(data, list) else data.get("findings", data)
     probed = [d for d in items if d.get("probe")]
     assert any(d["code"] in ("TL301", "TL106") and d["probe"]["status"] == "confirmed"
-               and "out of range: 2×400" in d["probe"]["evidence"] for d in probed), result.stdout
+               and "out of range: 2×240" in d["probe"]["evidence"] for d in probed), result.stdout

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, Any, NoReturn, TypeVar
 
 from trainlint.probe import protocol
+from trainlint.probe.child.requirements import DISTRIBUTIONS
 
 T = TypeVar("T")
 #: ``hook(exc, line)``: a plugin's look at an exception of the script before it is classified (it may
@@ -138,6 +139,10 @@ class Harness:
 
     def versions(self, **versions: str) -> None:
         self.emit(protocol.Versions(versions))
+
+    def reached(self, call: str, line: int | None) -> None:
+        """The script reached the training call ``call`` (for the parent's progress display)."""
+        self.emit(protocol.Progress("reached", call, line))
 
     def on_end(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once, just before the `end` event (a plugin's closing note). The callback
@@ -313,6 +318,7 @@ class _PostImportFinder(importlib.abc.MetaPathFinder):
         self._harness = harness
         self._hooks: dict[str, list[ImportHook]] = {}
         self._resolving: set[str] = set()
+        self._announced: set[str] = set()  # frameworks whose import was announced (progress)
 
     def add(self, name: str, callback: ImportHook) -> None:
         if self not in sys.meta_path:
@@ -335,6 +341,9 @@ class _PostImportFinder(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname in DISTRIBUTIONS and fullname not in self._announced:
+            self._announced.add(fullname)  # a framework's import starts: the parent's progress display
+            self._harness.emit(protocol.Progress("import", fullname))
         if fullname not in self._hooks or fullname in self._resolving:
             return None
         self._resolving.add(fullname)

@@ -163,7 +163,7 @@ class LoopState:
     pending_backward: bool = False  # backward() ran since the last step()
     closure: bool = False  # the current step() was given a closure
     snap: list[tuple[Any, Any]] = dataclasses.field(default_factory=list)  # parameters before step()
-    captured: Any = None  # (module, args, kwargs) of the model call of step 2 (--overfit)
+    captured: Any = None  # (module, args, kwargs) of the model call of step 2 (replayed by checks)
     capture_handle: Any = None  # the forward pre-hook that captures it
     # ---- what the checks decided
     after_step_checked: bool = False
@@ -174,19 +174,24 @@ class LoopState:
     reported_506: bool = False
     moved_checked: bool = False
 
-    def frame_modules(self, h: Harness) -> list[tuple[str, Any]]:
-        """The top-level ``nn.Module`` objects the user's frame holds (locals, then globals)."""
+    def frame_values(self, h: Harness) -> list[tuple[str, Any]]:
+        """The objects the user's frame holds, each once with its first name (locals, then globals)."""
         frame = h.user_frame()
-        torch = sys.modules.get("torch")
-        if frame is None or torch is None:
+        if frame is None:
             return []
-        nn = torch.nn
         found: dict[int, tuple[str, Any]] = {}
         for scope in (frame.f_locals, frame.f_globals):
             for name, value in list(scope.items()):
-                if isinstance(value, nn.Module) and id(value) not in found:
+                if id(value) not in found:
                     found[id(value)] = (name, value)
-        mods = list(found.values())
+        return list(found.values())
+
+    def frame_modules(self, h: Harness) -> list[tuple[str, Any]]:
+        """The top-level ``nn.Module`` objects the user's frame holds (locals, then globals)."""
+        torch = sys.modules.get("torch")
+        if torch is None:
+            return []
+        mods = [(n, v) for n, v in self.frame_values(h) if isinstance(v, torch.nn.Module)]
         # keep top-level modules only (not a submodule of another one found)
         sub: set[int] = set()
         for _, m in mods:

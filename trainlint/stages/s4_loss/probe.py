@@ -2,9 +2,9 @@
 
 - TL405 (confirms TL304): label dtype vs ``problem_type`` (float class ids with num_labels>1 become a
   multi-label BCE problem; integer classes with num_labels=1 become a regression);
-- TL406: NaN/inf loss at initialisation, per sample;
+- TL406: NaN/inf loss at initialisation, per sample; a loss of exactly 0; every label of the batch -100;
 - TL407: initial loss far above ln(num_labels) (warning);
-- TL406 in a hand-written loop: the loss of the first ``backward()`` is not finite; under autocast(float16)
+- TL406 in a hand-written loop: the loss of the first ``backward()`` is not finite or exactly 0; under autocast(float16)
   emulated in float32 on the CPU, a float16 overflow cannot be confirmed.
 """
 
@@ -72,6 +72,18 @@ def check_loss(h: Harness, st: TrainerState) -> None:
     if logits is None and isinstance(st.outputs, dict):
         logits = st.outputs.get("logits")
     labels: Any = (st.inputs or {}).get("labels")
+    if labels is not None and not labels.is_floating_point() and labels.numel() and bool((labels == -100).all()):
+        h.finding("TL406", f"every label of the training batch is -100 (ignored): the loss ({value}) is computed from "
+                  "no token, nothing is learned from this batch",
+                  evidence=f"labels of shape {tuple(labels.shape)}, all -100 (the prompt masked and the answer cut by "
+                  f"truncation, a response template not found, ...); loss = {value}", line=st.line)
+        st.stop = True
+        return
+    if value == 0.0:
+        h.finding("TL406", "the loss is exactly 0 on the first batch: no gradient, nothing is learned",
+                  evidence=f"loss on one batch at initialisation = {value}", line=st.line)
+        st.stop = True
+        return
     per_sample = None
     if logits is not None and labels is not None and logits.dim() == 2 and labels.dim() == 1:
         with torch.no_grad():
@@ -119,14 +131,21 @@ def check_loss(h: Harness, st: TrainerState) -> None:
 
 @check(LOOP_BACKWARD, "TL406")
 def check_first_loss_finite(h: Harness, loop: LoopState) -> None:
-    """TL406: the loss of the first backward() of a hand-written loop is NaN/inf."""
+    """TL406: the loss of the first backward() of a hand-written loop is NaN/inf, or exactly 0."""
     import torch
 
     tensor, line = loop.tensor, loop.line
     if loop.backwards != 1 or tensor is None or tensor.numel() < 1:
         return
     value = tensor.detach().float()
-    if not bool(torch.isfinite(value).all()):
+    if value.numel() == 1 and float(value) == 0.0:
+        h.finding(
+            "TL406",
+            "the loss is exactly 0 at the first training step: no gradient, nothing is learned",
+            evidence=f"loss.backward() at {h.where(line)} on a loss of 0.0",
+            line=line,
+        )
+    elif not bool(torch.isfinite(value).all()):
         h.finding(
             "TL406",
             f"the loss is not finite at the first training step ({value.flatten()[:4].tolist()})",

@@ -10,7 +10,7 @@
 - TL402: a cross-entropy with ``from_logits=False`` applied to outputs that are not probabilities;
   evidence: the per-sample loss next to the ``from_logits=True`` value on the same batch.
 - TL406: the per-sample loss the training uses is finite (rows with out-of-range labels excluded:
-  TL106 reports those).
+  TL106 reports those), and not exactly 0 for every sample.
 """
 
 from __future__ import annotations
@@ -264,7 +264,16 @@ def check_loss(h: Harness, st: KerasState) -> None:
     if values is None:
         return
     bad = np.flatnonzero(~np.isfinite(values))
-    if bad.size:
+    # Keras clips probabilities to [epsilon, 1 - epsilon]: a loss that is 0 shows as about 1.2e-07
+    if values.size and not bad.size and bool(np.all(np.abs(values) <= 1e-6)):
+        h.finding(
+            "TL406",
+            "the loss is exactly 0 for every sample at initialisation (up to Keras' epsilon): no gradient, fit "
+            "learns nothing",
+            evidence=f"{what} per sample: {ku.short(values)}; model outputs {ku.short(outputs[:2])}",
+            line=st.line,
+        )
+    elif bad.size:
         h.finding(
             "TL406",
             f"the loss is not finite for {bad.size} of {values.size} samples at initialisation",

@@ -199,12 +199,14 @@ class LabelDtypeProblemType(Rule):
 
 @register
 class NonFiniteLoss(Rule):
-    """(probe) The loss is NaN or infinite at initialisation, for some samples of one batch."""
+    """(probe) The loss is NaN or infinite at initialisation, for some samples of one batch; or exactly 0, or
+    computed from a batch whose labels are all ignored (-100)."""
 
     code = "TL406"
     name = "non-finite-loss"
     severity = Severity.ERROR
-    probe = "Runs the model on one batch and checks the per-sample loss is finite."
+    probe = ("Runs the model on one batch and checks the per-sample loss is finite, not exactly 0, and computed "
+             "from at least one label that is not -100.")
 
 
 @register

@@ -92,6 +92,7 @@ def _on_trainer(h: Harness, mod: Any) -> None:
 def probe_trainer(h: Harness, trainer: Any, method: str, line: int | None) -> None:
     """Announce the Trainer's points, in pipeline order, on one :class:`TrainerState`."""
     st = TrainerState(line, trainer=trainer, method=method, model=trainer.model)
+    h.reached(f"trainer.{method}()", line)
     registry.announce(h, TRAINER_REACHED, st)
     reached = h.elapsed()
     h.note(f"probe reached trainer.{method}() at {h.where(line)}; {type(trainer).__name__} with {type(st.model).__name__}")

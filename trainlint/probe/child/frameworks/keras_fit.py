@@ -181,6 +181,7 @@ def probe_fit(h: Harness, model: Any, args: tuple[Any, ...], kwargs: dict[str, A
     fit_args = dict(zip(_FIT_PARAMS, args))
     fit_args.update(kwargs)
     st = KerasState.at_fit(model, fit_args, line)
+    h.reached("model.fit()", line)
     flavour = "tf-keras (Keras 2)" if st.flavour == "tf_keras" else "Keras 3"
     version = getattr(st.kmod, "__version__", "?")
     h.note(
@@ -212,6 +213,7 @@ def _before_traced(h: Harness, tape: TapeState, opt: Any, grads: list[Any], vari
 def _before(h: Harness, tape: TapeState, opt: Any, grads: list[Any], variables: list[Any]) -> None:
     line = h.user_line()
     if tape.steps == 0:
+        h.reached("apply_gradients()", line)
         tape.watched = list(variables)
         tape.first = [ku.np_of(v).copy() for v in variables]
         lr, sched = ku.effective_lr(opt)

@@ -73,6 +73,7 @@ def _on_backward(h: Harness, loop: LoopState, tensor: Any) -> None:
     line = h.user_line()
     if loop.first_line is None:
         loop.first_line = line
+        h.reached("backward()", line)
     loop.backward_line = line
     loop.tensor, loop.line = tensor, line
     try:
@@ -102,14 +103,13 @@ def _on_step_post(h: Harness, loop: LoopState, optimizer: Any) -> None:
     registry.announce(h, LOOP_STEP_DONE, loop)
     loop.snap = []
     if loop.steps == 1:
-        if h.config.overfit > 0:
-            h.guarded("overfit capture", _capture_inputs, h, loop, optimizer)
+        h.guarded("model call capture", _capture_inputs, h, loop, optimizer)
         return
     # Second step: the loop checks are complete.
+    if loop.capture_handle is not None:
+        loop.capture_handle.remove()
     if h.config.overfit > 0:
         h.phase("overfit")
-        if loop.capture_handle is not None:
-            loop.capture_handle.remove()
         with h.busy():
             registry.announce(h, LOOP_OVERFIT, loop)
     h.stop(
@@ -120,7 +120,8 @@ def _on_step_post(h: Harness, loop: LoopState, optimizer: Any) -> None:
 
 
 def _capture_inputs(h: Harness, loop: LoopState, optimizer: Any) -> None:
-    """--overfit N: record the model call of step 2 (its module and inputs), to replay it N times."""
+    """Record the model call of step 2 (its module and inputs): replayed by the checks (in eval mode;
+    N times with --overfit N)."""
     held = {id(p) for p in optimizer_params(optimizer)}
     for _, m in loop.frame_modules(h):
         if any(id(p) in held for p in m.parameters()):
