@@ -152,6 +152,39 @@ def test_initial_loss_far_above_ln_num_labels(torch_stack, tmp_path):
     assert "TL407" in codes(h) and "ln(3)" in findings(h)[0][1]
 
 
+def causal_lm(vocab_size=60):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    import torch
+
+    torch.manual_seed(0)
+    return GPT2LMHeadModel(GPT2Config(n_embd=32, n_layer=1, n_head=2, vocab_size=vocab_size, n_positions=32))
+
+
+def lm_dataset(n=16):
+    from datasets import Dataset
+
+    ids = [[2] + [5 + (i + j) % 40 for j in range(8)] + [3] for i in range(n)]
+    return Dataset.from_dict({"input_ids": ids, "labels": ids})
+
+
+def test_initial_loss_of_a_language_model_is_chance_over_its_vocabulary(torch_stack, tmp_path):
+    """A fresh causal LM starts at ln(vocabulary) (4.09 here), not ln(num_labels=2): no TL407."""
+    h = run(trainer(tmp_path, model=causal_lm(), train=lm_dataset()))
+    assert "TL407" not in codes(h) and "TL407" in checked(h), findings(h)
+
+
+def test_initial_loss_of_a_language_model_far_above_its_vocabulary(torch_stack, tmp_path):
+    import torch
+
+    def summed(outputs, labels, num_items_in_batch=None):
+        logits = outputs["logits"][:, :-1].flatten(0, 1)
+        return torch.nn.functional.cross_entropy(logits, labels[:, 1:].flatten(), reduction="sum")
+
+    h = run(trainer(tmp_path, model=causal_lm(), train=lm_dataset(), compute_loss_func=summed))
+    assert "TL407" in codes(h) and "vocabulary of 60 tokens" in findings(h)[0][1], findings(h)
+
+
 def test_optimizer_on_replaced_model_and_zero_learning_rate(torch_stack, tmp_path):
     import torch
 

@@ -3,7 +3,8 @@
 - TL405 (confirms TL304): label dtype vs ``problem_type`` (float class ids with num_labels>1 become a
   multi-label BCE problem; integer classes with num_labels=1 become a regression);
 - TL406: NaN/inf loss at initialisation, per sample;
-- TL407: initial loss far above ln(num_labels) (warning);
+- TL407: initial loss far above ln(C) (warning), C from the model's task: the vocabulary of a language-model
+  head, ``num_labels`` of a classification head, no expectation otherwise;
 - TL406 in a hand-written loop: the loss of the first ``backward()`` is not finite; under autocast(float16)
   emulated in float32 on the CPU, a float16 overflow cannot be confirmed.
 """
@@ -17,6 +18,7 @@ from trainlint.probe.child.harness import Harness
 from trainlint.probe.child.points import (
     CUDA_EMULATED,
     LOOP_BACKWARD,
+
     TRAINER_BATCH,
     DeviceEmulation,
     LoopState,
@@ -93,28 +95,54 @@ def check_loss(h: Harness, st: TrainerState) -> None:
         st.stop = True
         return
     h.checked("TL406")
-    # TL407: a fresh classification head predicts ~uniformly: loss ≈ ln(C).
-    config = getattr(unwrap_model(st.trainer.model), "config", None)
-    num_labels = getattr(config, "num_labels", 0) or 0
-    problem_type = getattr(config, "problem_type", None)
-    if (
-        logits is not None
-        and labels is not None
-        and num_labels > 1
-        and not labels.is_floating_point()
-        and problem_type in (None, "single_label_classification")
-    ):
-        expected = math.log(num_labels)
-        if value > 2.5 * expected + 0.5:
-            h.finding(
-                "TL407",
-                f"initial loss {value:.3f} is far above ln({num_labels}) = {expected:.3f} expected for a "
-                f"freshly initialised {num_labels}-class head",
-                evidence=f"loss on one batch = {value:.4f}; ln(num_labels) = {expected:.4f}",
-                line=st.line,
-            )
-            return
+    # TL407: a fresh head predicts ~uniformly over its classes: loss ≈ ln(C), C from the model's task.
+    model = unwrap_model(st.trainer.model)
+    chance = chance_classes(model, logits, labels)
+    if chance is None:
+        return  # a task whose loss at chance the probe does not know: no expectation, no verdict
+    classes, what = chance
+    expected = math.log(classes)
+    if value > 2.5 * expected + 0.5:
+        h.finding(
+            "TL407",
+            f"initial loss {value:.3f} is far above ln({classes}) = {expected:.3f} expected for a "
+            f"freshly initialised head over {what}",
+            evidence=f"loss on one batch = {value:.4f}; ln({classes}) = {expected:.4f} ({what})",
+            line=st.line,
+        )
+        return
     h.checked("TL407")
+
+
+#: heads whose loss is a cross-entropy over ``config.num_labels`` classes
+_CLASSIFIERS = ("ForSequenceClassification", "ForTokenClassification", "ForImageClassification",
+                "ForAudioClassification")
+
+
+def chance_classes(model: Any, logits: Any, labels: Any) -> tuple[int, str] | None:
+    """The number of classes a freshly initialised head spreads its probability over, from the model's
+    task, and in words: the vocabulary of a language-model head, ``num_labels`` of a classification
+    head; None where the task is not one of these (its loss at chance is unknown)."""
+    if logits is None or labels is None or labels.is_floating_point() or logits.dim() < 2:
+        return None
+    width = int(logits.shape[-1])
+    if width < 2 or logits.dim() != labels.dim() + 1:
+        return None
+    config = getattr(model, "config", None)
+    name = type(model).__name__
+    head = None
+    try:
+        head = model.get_output_embeddings()
+    except Exception:  # noqa: BLE001  # not a transformers model, or no LM head
+        head = None
+    if head is not None and getattr(head, "out_features", getattr(head, "num_embeddings", None)) == width:
+        return width, f"a vocabulary of {width} tokens (language-model head of {name})"
+    num_labels = getattr(config, "num_labels", None)
+    problem_type = getattr(config, "problem_type", None)
+    if (name.endswith(_CLASSIFIERS) and num_labels == width
+            and problem_type in (None, "single_label_classification")):
+        return width, f"{width} classes (num_labels of {name})"
+    return None
 
 
 @check(LOOP_BACKWARD, "TL406")
@@ -143,3 +171,4 @@ def float16_overflow_not_seen_on_cpu(h: Harness, emulated: DeviceEmulation) -> N
     if emulated.fp16 and "TL406" in h.config.static_codes:
         h.incomplete("float16 overflow", "autocast(float16) ran as float32 on the CPU: a non-finite "
                      "loss in float16 could not be confirmed on CPU", ["TL406"])
+

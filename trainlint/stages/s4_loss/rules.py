@@ -209,12 +209,14 @@ class NonFiniteLoss(Rule):
 
 @register
 class UnexpectedInitialLoss(Rule):
-    """(probe) The loss at initialisation is far from ln(num_labels) for a fresh classification head."""
+    """(probe) The loss at initialisation is far above ln(C) for a fresh head over C classes (num_labels of a
+    classification head, the vocabulary of a language-model head)."""
 
     code = "TL407"
     name = "unexpected-initial-loss"
     severity = Severity.WARNING
-    probe = "Compares the loss on one batch at initialisation with ln(num_labels)."
+    probe = ("Compares the loss on one batch at initialisation with ln(C): num_labels of a classification head, "
+             "the vocabulary of a language-model head.")
 
 
 # ---------------------------------------------------------------------------------------------
