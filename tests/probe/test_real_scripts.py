@@ -1,8 +1,9 @@
-"""The probe on real public training scripts of seven shapes (tests/data/probe_real/).
+"""The probe on real public training scripts of eight shapes (tests/data/probe_real/).
 
 Each script there is our own transcription of a public script it names in its header (transformers'
 run_glue.py, run_glue_no_trainer.py, run_clm_no_trainer.py and TF run_text_classification.py,
-accelerate's nlp_example.py, keras-io's text_classification_from_scratch.py, trl's sft.py): same structure, API calls,
+accelerate's nlp_example.py, keras-io's text_classification_from_scratch.py, trl's sft.py, pytorch/examples'
+mnist/main.py): same structure, API calls,
 argument parsing and data flow, shortened and pointed at the tiny local fixtures by command-line
 arguments or environment variables, as a user would run the real one. Each correct script must be all
 clear; each injected bug (a small text substitution, named after the real failure it reproduces) must
@@ -84,6 +85,7 @@ def glue_args(tiny: Path) -> tuple[str, ...]:
 
 RUN_GLUE = "run_glue.py"
 SFT = "sft.py"
+MNIST = "mnist_main.py"
 GLUE_TRAINER_ARGS = ("--do_train", "--do_eval", "--max_seq_length", "64", "--per_device_train_batch_size", "16",
                      "--num_train_epochs", "1", "--report_to", "none")
 
@@ -120,6 +122,11 @@ TORCH_BUGS = [
     ("run_clm_no_trainer-group-texts-skipped", "run_clm_no_trainer.py",
      [('    train_dataset = lm_datasets["train"]', '    train_dataset = tokenized_datasets["train"]')], "TL201",
      "for step, batch in enumerate(train_dataloader):", ("different lengths",)),
+    # softmax kept from inference code: nll_loss on probabilities is -p
+    ("mnist-softmax-into-nll-loss", MNIST, [("output = F.log_softmax(x, dim=1)", "output = F.softmax(x, dim=1)")],
+     "TL403", "output = F.softmax(x, dim=1)", ("SoftmaxBackward0", "between -1 and 0")),
+    ("mnist-log-softmax-dropped", MNIST, [("output = F.log_softmax(x, dim=1)", "output = x")],
+     "TL409", "loss = F.nll_loss(output, target)", ("logsumexp",)),
     ("run_clm_no_trainer-zero-grad-forgotten", "run_clm_no_trainer.py",
      [("                lr_scheduler.step()\n                optimizer.zero_grad()\n", "                lr_scheduler.step()\n")],
      "TL701", "accelerator.backward(loss)", ("still hold step 1's gradients",)),
@@ -134,6 +141,8 @@ def torch_args(name: str, tiny: Path) -> tuple[str, ...]:
     if name == "run_clm_no_trainer.py":
         return ("--model_name_or_path", str(tiny / "bert"), "--train_file", str(tiny / "mnli.csv"),
                 "--output_dir", "out/clm", "--block_size", "32", "--per_device_train_batch_size", "8")
+    if name == MNIST:
+        return ("--epochs", "1")
     if name == SFT:
         return ("--model_name_or_path", str(tiny / "gpt2"), "--dataset_name", str(tiny / "text"),
                 "--output_dir", "out/sft", "--per_device_train_batch_size", "4", "--max_length", "64",
@@ -146,7 +155,8 @@ NEEDS = {SFT: ("trl",)}
 
 
 @pytest.mark.probe
-@pytest.mark.parametrize("name", [RUN_GLUE, "nlp_example.py", "run_glue_no_trainer.py", "run_clm_no_trainer.py", SFT])
+@pytest.mark.parametrize("name", [RUN_GLUE, "nlp_example.py", "run_glue_no_trainer.py", "run_clm_no_trainer.py", SFT,
+                                  MNIST])
 def test_correct_torch_script_is_all_clear(tiny_env, tmp_path, name):
     need_modules(*NEEDS.get(name, ()))
     report, _ = probe(tmp_path, name, args=torch_args(name, tiny_env))

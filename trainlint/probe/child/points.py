@@ -15,6 +15,8 @@ point                  announced when                                           
 ``loop.step``          ``optimizer.step()`` is about to run (hand-written loop)     :class:`LoopState`
 ``loop.step_done``     ``optimizer.step()`` ran (the loop is stopped after two)     :class:`LoopState`
 ``loop.overfit``       after two steps, with ``--overfit N``                        :class:`LoopState`
+``loss.call``          a torch loss function gets the model's prediction (every     :class:`LossCall`
+                       path: Trainer, loop, Lightning; each call site decided once)
 ``fit.reached``        ``Model.fit`` is called (Keras 3 or tf-keras)                :class:`KerasState`
 ``fit.batch``          then: ``fit``'s first batch through the pipeline (pipeline)  :class:`KerasState`
 ``fit.overfit``        then, with ``--overfit N``                                   :class:`KerasState`
@@ -208,6 +210,31 @@ LOOP_BACKWARD: Point[LoopState] = Point("loop.backward", "torch")
 LOOP_STEP: Point[LoopState] = Point("loop.step", "torch")
 LOOP_STEP_DONE: Point[LoopState] = Point("loop.step_done", "torch")
 LOOP_OVERFIT: Point[LoopState] = Point("loop.overfit", "torch")
+
+
+# ---------------------------------------------------------------- torch loss functions
+
+
+@dataclasses.dataclass(eq=False)
+class LossCall:
+    """One call of a torch loss function on a prediction (``torch.nn.functional.cross_entropy``,
+    ``nll_loss``, ``binary_cross_entropy_with_logits``, ``binary_cross_entropy``; the ``nn`` loss modules
+    call them), from the script or from a library on its behalf (a transformers model's own loss), not
+    from trainlint. Announced once per call site (``function``, ``line``)."""
+
+    function: str  # "cross_entropy", "nll_loss", ...
+    input: Any  # the prediction, as the loss got it (with its autograd graph)
+    target: Any
+    kwargs: dict[str, Any]  # weight, ignore_index, ... (not reduction)
+    line: int | None  # the user's line of the deepest frame in the script (the loss, the model's forward)
+    #: (code, line) of what the checks reported already: one finding per cause, however many losses it reaches
+    reported: set[tuple[str, int | None]] = dataclasses.field(default_factory=set)
+
+
+LOSS_CALL: Point[LossCall] = Point("loss.call", "torch")
+#: the script's line that applied a softmax or sigmoid, recorded on what it returned: in the ``metadata`` of
+#: its autograd node, or as an attribute of the tensor when it has none
+MADE_AT = "trainlint_line"
 
 
 # ---------------------------------------------------------------- Keras Model.fit

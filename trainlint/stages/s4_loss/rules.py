@@ -270,8 +270,10 @@ class ActivationBeforeLoss(Rule):
     name = "activation-before-loss"
     severity = Severity.ERROR
     measured_from = 4
-    probe = ("Keras: on one batch, the loss `from_logits=True` next to the same loss on the probabilities the last "
-             "layer's softmax/sigmoid gives.")
+    probe = ("PyTorch (Trainer, hand-written loops, Lightning): the autograd graph of what each loss function is "
+             "given (a softmax or sigmoid under reshapes), with the loss on the probabilities next to the loss on "
+             "their logits; Keras: on one batch, the loss `from_logits=True` next to the same loss on the "
+             "probabilities the last layer's softmax/sigmoid gives.")
     #: torch: an activation (a softmax may be the exponential of a log-softmax) and a logits loss; Keras: a
     #: `from_logits=True` loss class on a Sequential whose last layer may say "softmax" in a string only
     #: (hence `from_logits` beside the activations); a criterion wrapper is given the loss class by name
@@ -554,6 +556,8 @@ class OutputActivationLossMismatch(Rule):
     severity = Severity.ERROR
     default = False
     measured_from = 4
+    probe = ("PyTorch: the autograd graph of what `cross_entropy` / `nll_loss` is given (a sigmoid), and whether "
+             "the rows given to `nll_loss` are log-probabilities.")
     #: a loss of Keras (a string one needs `compile`), torch or a functional Keras one
     gate = ((*_KERAS_CE_WORDS, *_TORCH_LOSS_WORDS),)
 

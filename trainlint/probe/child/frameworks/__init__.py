@@ -9,6 +9,7 @@ observer on ``torch``; its ``device_map`` rewrite inside the ``--tiny-model`` lo
 - ``keras_fit``: ``Model.fit`` (``fit.*``) and hand-written ``GradientTape`` loops (``tape.*``);
 - ``tf_devices``: TensorFlow distribution strategies and TPUs, on one CPU;
 - ``torch_loop``: hand-written PyTorch loops (``loop.*``);
+- ``torch_losses``: torch's functional losses, on every path (``loss.call``);
 - ``hf_datasets``: ``load_dataset``, cut to the probe's rows after its label columns are counted;
 - ``hf_trainer``: the transformers ``Trainer`` (``trainer.*``), ``--tiny-model``.
 """
@@ -18,6 +19,7 @@ PLUGINS = (
     "trainlint.probe.child.frameworks.keras_fit",
     "trainlint.probe.child.frameworks.tf_devices",
     "trainlint.probe.child.frameworks.torch_loop",
+    "trainlint.probe.child.frameworks.torch_losses",
     "trainlint.probe.child.frameworks.hf_datasets",
     "trainlint.probe.child.frameworks.hf_trainer",
 )
