@@ -1,9 +1,9 @@
-"""The probe on real public training scripts of eight shapes (tests/data/probe_real/).
+"""The probe on real public training scripts of nine shapes (tests/data/probe_real/).
 
 Each script there is our own transcription of a public script it names in its header (transformers'
 run_glue.py, run_glue_no_trainer.py, run_clm_no_trainer.py and TF run_text_classification.py,
 accelerate's nlp_example.py, keras-io's text_classification_from_scratch.py, trl's sft.py, pytorch/examples'
-mnist/main.py): same structure, API calls,
+mnist/main.py, Lightning's backbone_image_classifier.py): same structure, API calls,
 argument parsing and data flow, shortened and pointed at the tiny local fixtures by command-line
 arguments or environment variables, as a user would run the real one. Each correct script must be all
 clear; each injected bug (a small text substitution, named after the real failure it reproduces) must
@@ -86,6 +86,7 @@ def glue_args(tiny: Path) -> tuple[str, ...]:
 RUN_GLUE = "run_glue.py"
 SFT = "sft.py"
 MNIST = "mnist_main.py"
+LIGHTNING = "lit_image_classifier.py"
 GLUE_TRAINER_ARGS = ("--do_train", "--do_eval", "--max_seq_length", "64", "--per_device_train_batch_size", "16",
                      "--num_train_epochs", "1", "--report_to", "none")
 
@@ -127,6 +128,13 @@ TORCH_BUGS = [
      "TL403", "output = F.softmax(x, dim=1)", ("SoftmaxBackward0", "between -1 and 0")),
     ("mnist-log-softmax-dropped", MNIST, [("output = F.log_softmax(x, dim=1)", "output = x")],
      "TL409", "loss = F.nll_loss(output, target)", ("logsumexp",)),
+    # the LightningModule's forward made for predictions returns probabilities; training_step takes them
+    ("lightning-softmax-in-forward", LIGHTNING,
+     [("        return self.backbone(x)", "        return F.softmax(self.backbone(x), dim=-1)")],
+     "TL403", "return F.softmax(self.backbone(x), dim=-1)", ("applied at lit_image_classifier.py:", "ln(1 + 9/e)")),
+    ("lightning-learning-rate-zero", LIGHTNING, [('"--learning_rate", type=float, default=0.0001',
+                                                  '"--learning_rate", type=float, default=0.0')],
+     "TL506", "trainer.fit(model, datamodule=datamodule)", ("lr=0",)),
     ("run_clm_no_trainer-zero-grad-forgotten", "run_clm_no_trainer.py",
      [("                lr_scheduler.step()\n                optimizer.zero_grad()\n", "                lr_scheduler.step()\n")],
      "TL701", "accelerator.backward(loss)", ("still hold step 1's gradients",)),
@@ -143,6 +151,8 @@ def torch_args(name: str, tiny: Path) -> tuple[str, ...]:
                 "--output_dir", "out/clm", "--block_size", "32", "--per_device_train_batch_size", "8")
     if name == MNIST:
         return ("--epochs", "1")
+    if name == LIGHTNING:
+        return ("--max_epochs", "1")
     if name == SFT:
         return ("--model_name_or_path", str(tiny / "gpt2"), "--dataset_name", str(tiny / "text"),
                 "--output_dir", "out/sft", "--per_device_train_batch_size", "4", "--max_length", "64",
@@ -151,12 +161,12 @@ def torch_args(name: str, tiny: Path) -> tuple[str, ...]:
 
 
 #: the Python modules a script needs beyond torch, transformers and datasets
-NEEDS = {SFT: ("trl",)}
+NEEDS = {SFT: ("trl",), LIGHTNING: ("lightning",)}
 
 
 @pytest.mark.probe
 @pytest.mark.parametrize("name", [RUN_GLUE, "nlp_example.py", "run_glue_no_trainer.py", "run_clm_no_trainer.py", SFT,
-                                  MNIST])
+                                  MNIST, LIGHTNING])
 def test_correct_torch_script_is_all_clear(tiny_env, tmp_path, name):
     need_modules(*NEEDS.get(name, ()))
     report, _ = probe(tmp_path, name, args=torch_args(name, tiny_env))
@@ -165,6 +175,9 @@ def test_correct_torch_script_is_all_clear(tiny_env, tmp_path, name):
         # SFTConfig's bf16=True, turned off before TrainingArguments validates it; the loss of a fresh
         # language model is compared with ln(vocabulary), not ln(num_labels)
         assert any("bf16=True: bf16 emulated in float32 on CPU" in n for n in report.notes), explain(report)
+    if name == LIGHTNING:
+        # lightning_logs/ and its checkpoints in the working directory, redirected like --output_dir
+        assert any("Lightning output redirected" in n and "default_root_dir" in n for n in report.notes), explain(report)
     if "--output_dir" in torch_args(name, tiny_env) and name != RUN_GLUE:
         # the script's own os.makedirs(args.output_dir) runs in the read-only sandbox
         assert any("output options redirected" in n and "--output_dir out/" in n for n in report.notes), explain(report)

@@ -11,7 +11,8 @@ observer on ``torch``; its ``device_map`` rewrite inside the ``--tiny-model`` lo
 - ``torch_loop``: hand-written PyTorch loops (``loop.*``);
 - ``torch_losses``: torch's functional losses, on every path (``loss.call``);
 - ``hf_datasets``: ``load_dataset``, cut to the probe's rows after its label columns are counted;
-- ``hf_trainer``: the transformers ``Trainer`` (``trainer.*``), ``--tiny-model``.
+- ``hf_trainer``: the transformers ``Trainer`` (``trainer.*``), ``--tiny-model``;
+- ``lightning_dirs``: Lightning's log and checkpoint directories, redirected like ``--output_dir``.
 """
 
 PLUGINS = (
@@ -22,4 +23,5 @@ PLUGINS = (
     "trainlint.probe.child.frameworks.torch_losses",
     "trainlint.probe.child.frameworks.hf_datasets",
     "trainlint.probe.child.frameworks.hf_trainer",
+    "trainlint.probe.child.frameworks.lightning_dirs",
 )
