@@ -35,6 +35,9 @@ class ProbeOptions:
     #: how the script is launched for real (torchrun, accelerate, deepspeed, ...; see docs/gpu-probes.md):
     #: a distributed launcher makes the probe run it as rank 0 of a world of size 1. "": guessed from the source
     launcher: str = ""
+    #: directories and files kept hidden in the sandbox although the user can read them (secrets), besides
+    #: $HOME's dot entries and the paths in $TRAINLINT_PROBE_HIDE
+    hide: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass
