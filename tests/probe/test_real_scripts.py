@@ -1,9 +1,9 @@
-"""The probe on real public training scripts of nine shapes (tests/data/probe_real/).
+"""The probe on real public training scripts of ten shapes (tests/data/probe_real/).
 
 Each script there is our own transcription of a public script it names in its header (transformers'
 run_glue.py, run_glue_no_trainer.py, run_clm_no_trainer.py and TF run_text_classification.py,
-accelerate's nlp_example.py, keras-io's text_classification_from_scratch.py, trl's sft.py, pytorch/examples'
-mnist/main.py, Lightning's backbone_image_classifier.py): same structure, API calls,
+accelerate's nlp_example.py, keras-io's text_classification_from_scratch.py, trl's sft.py, run_ner.py,
+pytorch/examples' mnist/main.py, Lightning's backbone_image_classifier.py): same structure, API calls,
 argument parsing and data flow, shortened and pointed at the tiny local fixtures by command-line
 arguments or environment variables, as a user would run the real one. Each correct script must be all
 clear; each injected bug (a small text substitution, named after the real failure it reproduces) must
@@ -85,6 +85,7 @@ def glue_args(tiny: Path) -> tuple[str, ...]:
 
 RUN_GLUE = "run_glue.py"
 SFT = "sft.py"
+RUN_NER = "run_ner.py"
 MNIST = "mnist_main.py"
 LIGHTNING = "lit_image_classifier.py"
 GLUE_TRAINER_ARGS = ("--do_train", "--do_eval", "--max_seq_length", "64", "--per_device_train_batch_size", "16",
@@ -95,7 +96,8 @@ TORCH_BUGS = [
     # forum: "ValueError: expected sequence of length .. at dim 1" after switching to dynamic padding
     # while keeping default_data_collator
     ("run_glue-dynamic-padding-default-collator", RUN_GLUE,
-     [('        padding = "max_length"', "        padding = False")], "TL201", "= trainer.train(", ("lengths",)),
+     [('        padding = "max_length"', "        padding = False")], "TL201", "data_collator = default_data_collator",
+     ("lengths",)),
     # num_labels left out of AutoConfig: a 2-way head for 3 classes; the script then writes a 3-entry
     # id2label on the config, so only the head's width tells the truth
     ("run_glue-num-labels-dropped", RUN_GLUE,
@@ -123,6 +125,14 @@ TORCH_BUGS = [
     ("run_clm_no_trainer-group-texts-skipped", "run_clm_no_trainer.py",
      [('    train_dataset = lm_datasets["train"]', '    train_dataset = tokenized_datasets["train"]')], "TL201",
      "for step, batch in enumerate(train_dataloader):", ("different lengths",)),
+    # the sequence-classification collator kept for token classification: it pads input_ids, not the
+    # per-token labels (found at the collator's line, on the labels column)
+    ("run_ner-padding-collator-for-token-labels", RUN_NER,
+     [("    DataCollatorForTokenClassification,\n", "    DataCollatorWithPadding,\n"),
+      ("data_collator = DataCollatorForTokenClassification(", "data_collator = DataCollatorWithPadding(")],
+     "TL201", "data_collator = DataCollatorWithPadding(", ("`labels`", "DataCollatorForTokenClassification")),
+    ("run_ner-num-labels-dropped", RUN_NER, [("        num_labels=num_labels,\n", "")], "TL106",
+     "= trainer.train(", ("out of bounds",)),
     # softmax kept from inference code: nll_loss on probabilities is -p
     ("mnist-softmax-into-nll-loss", MNIST, [("output = F.log_softmax(x, dim=1)", "output = F.softmax(x, dim=1)")],
      "TL403", "output = F.softmax(x, dim=1)", ("SoftmaxBackward0", "between -1 and 0")),
@@ -149,6 +159,10 @@ def torch_args(name: str, tiny: Path) -> tuple[str, ...]:
     if name == "run_clm_no_trainer.py":
         return ("--model_name_or_path", str(tiny / "bert"), "--train_file", str(tiny / "mnli.csv"),
                 "--output_dir", "out/clm", "--block_size", "32", "--per_device_train_batch_size", "8")
+    if name == RUN_NER:
+        return ("--model_name_or_path", str(tiny / "bert"), "--train_file", str(tiny / "ner.json"),
+                "--validation_file", str(tiny / "ner.json"), "--do_train", "--do_eval", "--output_dir", "out/ner",
+                "--per_device_train_batch_size", "8", "--report_to", "none")
     if name == MNIST:
         return ("--epochs", "1")
     if name == LIGHTNING:
@@ -166,7 +180,7 @@ NEEDS = {SFT: ("trl",), LIGHTNING: ("lightning",)}
 
 @pytest.mark.probe
 @pytest.mark.parametrize("name", [RUN_GLUE, "nlp_example.py", "run_glue_no_trainer.py", "run_clm_no_trainer.py", SFT,
-                                  MNIST, LIGHTNING])
+                                  RUN_NER, MNIST, LIGHTNING])
 def test_correct_torch_script_is_all_clear(tiny_env, tmp_path, name):
     need_modules(*NEEDS.get(name, ()))
     report, _ = probe(tmp_path, name, args=torch_args(name, tiny_env))

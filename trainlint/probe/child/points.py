@@ -125,6 +125,7 @@ class TrainerState(Pipeline):
     """The Trainer, and what each stage of its pipeline hands to the next."""
 
     trainer: Any = None
+    made_at: int | None = None  # the user's line of the Trainer(...) call
     method: str = "train"
     model: Any = None  # trainer.model
     raw_dataset: bool = False

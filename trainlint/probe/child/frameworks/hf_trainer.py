@@ -143,10 +143,22 @@ def _on_trainer(h: Harness, mod: Any) -> None:
     for name in ("train", "evaluate", "predict"):
         intercept(name)
 
+    original_init = Trainer.__init__
+
+    @functools.wraps(original_init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        # The script's line of Trainer(...) (a subclass's too): where its arguments were chosen.
+        if "_trainlint_line" not in self.__dict__:
+            self.__dict__["_trainlint_line"] = h.user_line()
+        original_init(self, *args, **kwargs)
+
+    Trainer.__init__ = __init__
+
 
 def probe_trainer(h: Harness, trainer: Any, method: str, line: int | None) -> None:
     """Announce the Trainer's points, in pipeline order, on one :class:`TrainerState`."""
-    st = TrainerState(line, trainer=trainer, method=method, model=trainer.model)
+    st = TrainerState(line, trainer=trainer, made_at=trainer.__dict__.get("_trainlint_line"), method=method,
+                      model=trainer.model)
     registry.announce(h, TRAINER_REACHED, st)
     reached = h.elapsed()
     h.note(f"probe reached trainer.{method}() at {h.where(line)}; {type(trainer).__name__} with {type(st.model).__name__}")
