@@ -36,11 +36,13 @@ def variant(name: str, *replacements: tuple[str, str]) -> str:
     return source
 
 
-def probe(tmp_path: Path, name: str, replacements=(), args: tuple[str, ...] = (), python: str | None = None):
+def probe(tmp_path: Path, name: str, replacements=(), args: tuple[str, ...] = (), python: str | None = None,
+          overfit: int = 0):
     text = variant(name, *replacements)
     script = tmp_path / name
     script.write_text(text, encoding="utf-8")
-    report = run_probe(script, [], ProbeOptions(python=python, timeout=TIMEOUT, verbose=True, script_args=args))
+    report = run_probe(script, [], ProbeOptions(python=python, timeout=TIMEOUT, verbose=True, script_args=args,
+                                                overfit=overfit))
     assert report.outcome != "timeout", explain(report)
     return report, text
 
@@ -315,6 +317,18 @@ def test_injected_keras_bug_is_confirmed(tf_tiny, imdb_dir, monkeypatch, tmp_pat
     report, text = probe(tmp_path, name, replacements, args=tf_args(tf_tiny) if name == TF_SCRIPT else (),
                          python=keras_python())
     assert_confirmed(report, text, code, at, *words)
+
+
+@pytest.mark.keras
+@pytest.mark.probe
+def test_overfit_at_the_scripts_fine_tuning_rate_is_no_false_tl706(tf_tiny, tmp_path):
+    """--overfit 20 on the correct script: PolynomialDecay from 5e-5 leaves a tiny random model's loss flat in
+    20 steps; the same batch from the same weights with Adam at the reference rate decides (not TL706)."""
+    report, _ = probe(tmp_path, TF_SCRIPT, args=tf_args(tf_tiny), python=keras_python(), overfit=20)
+    assert report.outcome == "reached-training", explain(report)
+    assert not [f for f in report.findings if f.code == "TL706"], explain(report)
+    said = report.notes + report.incomplete
+    assert any("Adam(lr=0.001) from the same initial weights" in t for t in said), explain(report)
 
 
 # ---------------------------------------------------------------- writes outside the sandbox's temp dir

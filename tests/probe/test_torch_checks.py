@@ -341,6 +341,27 @@ def test_a_plateau_on_a_random_tiny_model_is_a_note_not_tl706(torch_stack):
     assert codes(h) == ["TL706"] and "lr=0.0001" in findings(h)[0][1]
 
 
+def test_a_plateau_at_a_fine_tuning_rate_is_judged_against_a_reference_run(torch_stack, tmp_path):
+    """10 steps at lr=1e-7 leave the loss flat: that proves nothing about the pipeline. From the same
+    weights, Adam at the reference rate moves it: no TL706 (the pipeline learns, or the probe cannot tell)."""
+    h = run(trainer(tmp_path, learning_rate=1e-7), overfit=10)
+    assert "TL706" not in codes(h), findings(h)
+    said = notes(h) + [e.reason for e in h.events if isinstance(e, protocol.Incomplete)]
+    assert any("Adam(lr=0.001) from the same initial weights" in t for t in said), said
+
+
+def test_a_plateau_at_any_rate_is_tl706_with_the_reference_run(torch_stack, tmp_path):
+    """A loss the weights cannot move (the logits zeroed): flat at the script's rate and at the reference's."""
+    import torch
+
+    def zeroed(outputs, labels, num_items_in_batch=None):
+        return torch.nn.functional.cross_entropy(outputs["logits"] * 0, labels)
+
+    h = run(trainer(tmp_path, learning_rate=5e-3, compute_loss_func=zeroed), overfit=10)
+    assert "TL706" in codes(h), findings(h)  # (TL506 too: one step moved nothing)
+    assert "flat as well" in next(m for c, m, _ in findings(h) if c == "TL706"), findings(h)
+
+
 def test_a_batch_without_labels_names_the_batch_keys(torch_stack, tmp_path):
     from datasets import Dataset
 
