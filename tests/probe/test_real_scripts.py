@@ -1,9 +1,9 @@
-"""The probe on real public training scripts of ten shapes (tests/data/probe_real/).
+"""The probe on real public training scripts of eleven shapes (tests/data/probe_real/).
 
 Each script there is our own transcription of a public script it names in its header (transformers'
 run_glue.py, run_glue_no_trainer.py, run_clm_no_trainer.py and TF run_text_classification.py,
 accelerate's nlp_example.py, keras-io's text_classification_from_scratch.py, trl's sft.py, run_ner.py,
-pytorch/examples' mnist/main.py, Lightning's backbone_image_classifier.py): same structure, API calls,
+peft's LoRA sequence-classification example, pytorch/examples' mnist/main.py, Lightning's backbone_image_classifier.py): same structure, API calls,
 argument parsing and data flow, shortened and pointed at the tiny local fixtures by command-line
 arguments or environment variables, as a user would run the real one. Each correct script must be all
 clear; each injected bug (a small text substitution, named after the real failure it reproduces) must
@@ -88,6 +88,7 @@ def glue_args(tiny: Path) -> tuple[str, ...]:
 RUN_GLUE = "run_glue.py"
 SFT = "sft.py"
 RUN_NER = "run_ner.py"
+PEFT = "peft_lora_seq_cls.py"
 MNIST = "mnist_main.py"
 LIGHTNING = "lit_image_classifier.py"
 GLUE_TRAINER_ARGS = ("--do_train", "--do_eval", "--max_seq_length", "64", "--per_device_train_batch_size", "16",
@@ -135,6 +136,15 @@ TORCH_BUGS = [
      "TL201", "data_collator = DataCollatorWithPadding(", ("`labels`", "DataCollatorForTokenClassification")),
     ("run_ner-num-labels-dropped", RUN_NER, [("        num_labels=num_labels,\n", "")], "TL106",
      "= trainer.train(", ("out of bounds",)),
+    # the optimizer made before get_peft_model: it holds the base weights peft froze, not the adapters
+    ("peft-optimizer-before-get-peft-model", PEFT,
+     [("model = get_peft_model(model, peft_config)\nmodel.print_trainable_parameters()\n\n"
+       "optimizer = AdamW(params=model.parameters(), lr=lr)\n",
+       "optimizer = AdamW(params=model.parameters(), lr=lr)\nmodel = get_peft_model(model, peft_config)\n"
+       "model.print_trainable_parameters()\n")],
+     "TL504", "        optimizer.step()", ("no .grad", "PeftModelForSequenceClassification")),
+    ("peft-num-labels-dropped", PEFT, [("num_labels=3, ", "")], "TL106", "        outputs = model(**batch)",
+     ("out of bounds",)),
     # softmax kept from inference code: nll_loss on probabilities is -p
     ("mnist-softmax-into-nll-loss", MNIST, [("output = F.log_softmax(x, dim=1)", "output = F.softmax(x, dim=1)")],
      "TL403", "output = F.softmax(x, dim=1)", ("SoftmaxBackward0", "between -1 and 0")),
@@ -165,6 +175,8 @@ def torch_args(name: str, tiny: Path) -> tuple[str, ...]:
         return ("--model_name_or_path", str(tiny / "bert"), "--train_file", str(tiny / "ner.json"),
                 "--validation_file", str(tiny / "ner.json"), "--do_train", "--do_eval", "--output_dir", "out/ner",
                 "--per_device_train_batch_size", "8", "--report_to", "none")
+    if name == PEFT:
+        return (str(tiny / "bert"), str(tiny / "mnli.csv"))
     if name == MNIST:
         return ("--epochs", "1")
     if name == LIGHTNING:
@@ -177,12 +189,12 @@ def torch_args(name: str, tiny: Path) -> tuple[str, ...]:
 
 
 #: the Python modules a script needs beyond torch, transformers and datasets
-NEEDS = {SFT: ("trl",), LIGHTNING: ("lightning",)}
+NEEDS = {SFT: ("trl",), PEFT: ("peft",), LIGHTNING: ("lightning",)}
 
 
 @pytest.mark.probe
 @pytest.mark.parametrize("name", [RUN_GLUE, "nlp_example.py", "run_glue_no_trainer.py", "run_clm_no_trainer.py", SFT,
-                                  RUN_NER, MNIST, LIGHTNING])
+                                  RUN_NER, PEFT, MNIST, LIGHTNING])
 def test_correct_torch_script_is_all_clear(tiny_env, tmp_path, name):
     need_modules(*NEEDS.get(name, ()))
     report, _ = probe(tmp_path, name, args=torch_args(name, tiny_env))
