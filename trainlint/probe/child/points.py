@@ -22,6 +22,8 @@ point                  announced when                                           
 ``fit.overfit``        then, with ``--overfit N``                                   :class:`KerasState`
 ``tape.apply``         ``apply_gradients`` of a hand-written ``GradientTape`` loop  :class:`TapeState`
 ``tape.step_done``     the second ``apply_gradients`` ran (the loop is stopped)     :class:`TapeState`
+``keras_loss.call``    a Keras cross-entropy ``from_logits=True`` is called outside  :class:`KerasLossCall`
+                       ``fit`` (a custom training step; once per call site)
 ``cuda.emulated``      the run ends after CUDA was emulated on the CPU              :class:`DeviceEmulation`
 ``script.exception``   the script raised before training (a classifier point)       :class:`ScriptError`
 =====================  ===========================================================  ==================
@@ -319,8 +321,20 @@ class TapeState:
     traced_optimizer: Any = None  # the optimizer of a train step traced by tf.function
 
 
+@dataclasses.dataclass(eq=False)
+class KerasLossCall:
+    """A Keras cross-entropy loss object built ``from_logits=True``, called on a prediction outside ``fit``
+    (``loss_fn(y, model(x))`` in a custom training step, eager or traced by ``tf.function``)."""
+
+    loss: Any  # the loss object
+    kind: str  # its class name: "SparseCategoricalCrossentropy", "BinaryCrossentropy", ...
+    y_pred: Any  # a tensor: eager (values) or symbolic (the op that made it)
+    line: int | None
+
+
 TAPE_APPLY: Point[TapeState] = Point("tape.apply", "keras")
 TAPE_STEP_DONE: Point[TapeState] = Point("tape.step_done", "keras")
+KERAS_LOSS_CALL: Point[KerasLossCall] = Point("keras_loss.call", "keras")
 
 
 # ---------------------------------------------------------------- devices, exceptions

@@ -273,7 +273,8 @@ class ActivationBeforeLoss(Rule):
     probe = ("PyTorch (Trainer, hand-written loops, Lightning): the autograd graph of what each loss function is "
              "given (a softmax or sigmoid under reshapes), with the loss on the probabilities next to the loss on "
              "their logits; Keras: on one batch, the loss `from_logits=True` next to the same loss on the "
-             "probabilities the last layer's softmax/sigmoid gives.")
+             "probabilities the last layer's softmax/sigmoid gives, and in a custom training step the op (or the "
+             "values) that made what a `from_logits=True` loss is given.")
     #: torch: an activation (a softmax may be the exponential of a log-softmax) and a logits loss; Keras: a
     #: `from_logits=True` loss class on a Sequential whose last layer may say "softmax" in a string only
     #: (hence `from_logits` beside the activations); a criterion wrapper is given the loss class by name
