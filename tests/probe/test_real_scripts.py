@@ -142,7 +142,8 @@ TORCH_BUGS = [
        "optimizer = AdamW(params=model.parameters(), lr=lr)\n",
        "optimizer = AdamW(params=model.parameters(), lr=lr)\nmodel = get_peft_model(model, peft_config)\n"
        "model.print_trainable_parameters()\n")],
-     "TL504", "        optimizer.step()", ("no .grad", "PeftModelForSequenceClassification")),
+     "TL504", "optimizer = AdamW(params=model.parameters(), lr=lr)",
+     ("no .grad", "PeftModelForSequenceClassification")),
     ("peft-num-labels-dropped", PEFT, [("num_labels=3, ", "")], "TL106", "        outputs = model(**batch)",
      ("out of bounds",)),
     # softmax kept from inference code: nll_loss on probabilities is -p
