@@ -37,6 +37,9 @@ class ProbeOptions:
     launcher: str = ""
     #: show where the run is on stderr while it runs (a terminal only; the CLI decides)
     progress: bool = False
+    #: directories and files kept hidden in the sandbox although the user can read them (secrets), besides
+    #: $HOME's dot entries and the paths in $TRAINLINT_PROBE_HIDE
+    hide: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass

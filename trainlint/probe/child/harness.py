@@ -84,6 +84,7 @@ class Harness:
         self._ended = False
         self._end_hooks: list[Callable[[], None]] = []
         self._kept: dict[type, object] = {}
+        self._user_files: dict[str, bool] = {}  # filename → runs the user's script
         self._imports = _PostImportFinder(self)
 
     # ------------------------------------------------------------ events
@@ -179,10 +180,14 @@ class Harness:
     def is_user_file(self, filename: str) -> bool:
         if not filename or filename.startswith("<"):
             return False
-        try:
-            return os.path.realpath(filename) == self.script_path
-        except (OSError, ValueError):
-            return False
+        known = self._user_files.get(filename)
+        if known is None:
+            try:
+                known = os.path.realpath(filename) == self.script_path
+            except (OSError, ValueError):
+                known = False
+            self._user_files[filename] = known
+        return known
 
     def user_line(self, tb: types.TracebackType | None = None) -> int | None:
         """The line of the deepest frame in the user's script: in a traceback, or else in the current
@@ -216,6 +221,38 @@ class Harness:
         except OSError:
             pass
         return ""
+
+    def argument_line(self, call_line: int | None, keyword: str, value_words: Iterable[str] = ()) -> int | None:
+        """Where the script sets ``keyword=`` of the call at ``call_line`` (the call spanning that line
+        that has the keyword): a name given there is followed to its assignment above the call whose
+        right-hand side mentions one of ``value_words`` (the object's class or function name), when
+        exactly one does; else the keyword's line. None when no such call is found."""
+        import ast
+
+        if not call_line:
+            return None
+        try:
+            with open(self.script_path, encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+        except (OSError, SyntaxError, ValueError):
+            return None
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+                 and n.lineno <= call_line <= (n.end_lineno or n.lineno)
+                 and any(k.arg == keyword for k in n.keywords)]
+        if not calls:
+            return None
+        call = min(calls, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
+        value = next(k.value for k in call.keywords if k.arg == keyword)
+        if isinstance(value, ast.Name):
+            words = [w for w in value_words if w]
+            found = sorted({n.lineno for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                            and n.lineno < call.lineno and n.value is not None
+                            and any(isinstance(t, ast.Name) and t.id == value.id
+                                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))
+                            and any(w in ast.unparse(n.value) for w in words)})
+            if len(found) == 1:
+                return found[0]
+        return value.lineno
 
     def where(self, line: int | None) -> str:
         name = os.path.basename(self.script_path) or "script"

@@ -124,6 +124,12 @@ def base_lrs(optimizer: Any) -> list[float]:
     return [float(g.get("initial_lr", g.get("lr", 0.0))) for g in optimizer.param_groups]
 
 
+def made_at(optimizer: Any) -> int | None:
+    """The script's line that made ``optimizer`` (recorded by the loop plugin), if the script made it."""
+    line = getattr(optimizer, "__dict__", {}).get("_trainlint_line")
+    return line if isinstance(line, int) else None
+
+
 def use_base_rate(optimizer: Any) -> str:
     """Set every param group to its base (peak) rate for --overfit, and say which rate that is: the
     schedule's current value (warmup near 0, a finished decay at 0) says nothing about the pipeline."""

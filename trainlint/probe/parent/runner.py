@@ -21,7 +21,7 @@ from trainlint.probe.parent.channel import Child, make_tmp, signals_kill_childre
 from trainlint.probe.parent.preflight import check_env, interpreter, missing_frameworks
 from trainlint.probe.parent.progress import Progress
 from trainlint.probe.parent.report import build_report, finish
-from trainlint.probe.parent.sandbox import Layout, command, detect_sandbox, project_dir, readable_paths
+from trainlint.probe.parent.sandbox import Layout, command, detect_sandbox, hidden_paths, project_dir, readable_paths
 
 PACKAGE_DIR = Path(__file__).resolve().parents[2]  # .../trainlint
 
@@ -116,7 +116,8 @@ def _run(script: Path, static_findings: list[Finding], options: ProbeOptions, tm
     readonly = project_dir(abs_script)
     layout = Layout(tmp, work, Path.cwd(), [], project=readonly, work_size=f"{max(int(options.disk_mb), 16)}m")
     layout.readable = readable_paths(abs_script, python, options.script_args,
-                                     [readonly, abs_script.parent, Path.cwd(), PACKAGE_DIR])
+                                     [readonly, abs_script.parent, Path.cwd(), PACKAGE_DIR], options.hide)
+    layout.hidden = hidden_paths(options.hide)
     argv = [python, "-m", "trainlint.probe.child", "{fds}"]
     _, isolation = command(sandbox, argv, layout, (0, 0, 0))
     isolated = bool(sandbox.kind)

@@ -86,11 +86,15 @@ def collation_failure_text(error: str, features: list[Any], main_input: str, col
     low = error.lower()
     if len(set(lengths)) > 1 or any(w in low for w in _COLLATE_WORDS):
         shown = lengths[:16]
+        # DataCollatorWithPadding pads what the tokenizer made, never a per-token label column
+        labels_hint = ("; it pads the tokenizer's inputs, not per-token labels: DataCollatorForTokenClassification "
+                       "(or DataCollatorForSeq2Seq) pads them with -100"
+                       if column in ("labels", "label_ids") and collator == "DataCollatorWithPadding" else "")
         return (
             "TL201",
             f"{where}: one batch cannot be formed: the examples' `{column}` have different lengths and the "
             f"collator does not pad them (data collator: {collator}"
-            + (", no tokenizer given to the Trainer)" if trainer else ")"),
+            + (", no tokenizer given to the Trainer" if trainer else "") + labels_hint + ")",
             f"{column} lengths in the batch: {shown}{' …' if len(lengths) > 16 else ''} "
             f"(min {min(lengths) if lengths else '?'}, max {max(lengths) if lengths else '?'}); "
             f"collator {collator} raised {error}",
@@ -128,8 +132,11 @@ def report_collation_failure(h: Harness, st: TrainerState, error: str, features:
     # "no tokenizer given to the Trainer" only when none was: with an explicit data_collator the
     # tokenizer given as processing_class pads nothing either, and the message must not deny it exists.
     tokenizer = getattr(st.trainer, "processing_class", None) or getattr(st.trainer, "tokenizer", None)
-    collation_failure(h, error, features, main_input, collator_name(st.trainer.data_collator), where, st.line,
-                      trainer=tokenizer is None)
+    collator = collator_name(st.trainer.data_collator)
+    # At the line that chose the collator (data_collator=..., the assignment of the name given there),
+    # else at Trainer(...) (no data_collator: the Trainer's default), else at the training call.
+    line = h.argument_line(st.made_at, "data_collator", (collator,)) or st.made_at or st.line
+    collation_failure(h, error, features, main_input, collator, where, line, trainer=tokenizer is None)
 
 
 @check(TRAINER_BATCH, "TL201", "TL202", "TL207", "TL103", "TL101", "TL707")

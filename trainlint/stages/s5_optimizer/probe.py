@@ -28,6 +28,7 @@ from trainlint.probe.child.torch_util import (
     base_lrs,
     error_text,
     is_pretrained,
+    made_at,
     moved,
     optimizer_params,
     snapshot,
@@ -149,7 +150,7 @@ def check_trainer_step(h: Harness, st: TrainerState) -> None:
                     f"{type(optimizer).__name__} holds {len(held)} tensors; trainer.model "
                     f"({type(model).__name__}) has {len(model_params)}; overlap 0 → optimizer.step() moves nothing"
                 ),
-                line=st.line,
+                line=made_at(optimizer) or st.line,  # where the optimizer was made on the other model
             )
             st.stop = True
             return
@@ -256,8 +257,9 @@ def _check_first_step(h: Harness, loop: LoopState, optimizer: Any) -> None:
                 "TL504",
                 "optimizer.step() updates parameters that received no gradient: the optimizer was built on "
                 "another model object than the one trained",
-                evidence=f"the optimizer's {len(held)} parameters have no .grad; " + "; ".join(others[:3]),
-                line=line,
+                evidence=f"the optimizer's {len(held)} parameters have no .grad; " + "; ".join(others[:3])
+                + f"; optimizer.step() at {h.where(line)}",
+                line=made_at(optimizer) or line,  # where the optimizer was made on the other model
             )
             loop.reported_504 = True
             return

@@ -6,6 +6,7 @@ keeps the counters and lines in a :class:`~trainlint.probe.child.points.LoopStat
 points ``loop.backward``, ``loop.step`` (before ``optimizer.step()``), ``loop.step_done`` (after it) and,
 with ``--overfit N``, ``loop.overfit``; the checks live in the stages. ``loss.backward()``,
 ``torch.autograd.backward(loss)`` and ``accelerator.backward(loss)`` all reach ``Tensor.backward``.
+Each optimizer records the script's line that made it (``made_at`` in torch_util).
 """
 
 from __future__ import annotations
@@ -48,6 +49,16 @@ def _on_torch(h: Harness, torch: Any) -> None:
             return zero_grad
 
         owner.zero_grad = make(original_zero)
+    original_init = torch.optim.Optimizer.__init__
+
+    @functools.wraps(original_init)
+    def optimizer_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        # The script's line that made the optimizer (not one the probe or a library made for it).
+        if not h.is_busy() and "_trainlint_line" not in self.__dict__:
+            self.__dict__["_trainlint_line"] = h.user_line()
+        original_init(self, *args, **kwargs)
+
+    torch.optim.Optimizer.__init__ = optimizer_init
     try:
         from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
     except ImportError:  # very old torch
