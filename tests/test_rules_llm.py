@@ -1,0 +1,119 @@
+"""The LLM fine-tuning rules (TL208, TL310, TL411, TL508, TL810, TL811): the forms the documents' blocks do not
+show, in the shapes they were found in (notebooks, dreambooth scripts, trainer subclasses, helper classes)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from trainlint.config import Settings
+from trainlint.engine import lint_source
+
+CODES = ("TL208",)
+
+
+def found(source: str, code: str) -> list:
+    return [f for f in lint_source(textwrap.dedent(source), "train.py", Settings(select=[code])) if f.code == code]
+
+
+def rows(source: str, code: str) -> list[int]:
+    return [f.start.row for f in found(source, code)]
+
+
+# -- TL208 ---------------------------------------------------------------------------------------------------
+
+BREVDEV = '''\
+import transformers
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+base_model_id = "mistralai/Mistral-7B-v0.1"
+model = AutoModelForCausalLM.from_pretrained(base_model_id)
+tokenizer = AutoTokenizer.from_pretrained(
+    base_model_id,
+    model_max_length=512,
+    padding_side="left",
+    add_eos_token=True)
+
+tokenizer.pad_token = tokenizer.eos_token
+
+
+def tokenize(prompt):
+    result = tokenizer(prompt, truncation=True, max_length=512, padding="max_length")
+    result["labels"] = result["input_ids"].copy()
+    return result
+
+
+tokenized_train_dataset = train_dataset.map(tokenize)
+eval_tokenizer = AutoTokenizer.from_pretrained(base_model_id, add_bos_token=True)
+
+tokenizer.pad_token = tokenizer.eos_token
+
+trainer = transformers.Trainer(
+    model=model,
+    train_dataset=tokenized_train_dataset,
+    args=transformers.TrainingArguments(output_dir="out", max_steps=1000),
+    data_collator=transformers.DataCollatorForLanguageModeling(tokenizer, mlm=False),
+)
+trainer.train()
+'''
+
+
+def test_tl208_the_notebook_that_sets_the_pad_token_twice():
+    assert rows(BREVDEV, "TL208") == [12, 24]
+    assert all(len(f.message) <= 160 for f in found(BREVDEV, "TL208"))
+
+
+def test_tl208_quiet_for_another_tokenizer_and_for_a_pad_token_set_on_one_branch():
+    other = BREVDEV.replace("tokenizer.pad_token = tokenizer.eos_token", "eval_tokenizer.pad_token = eval_tokenizer.eos_token")
+    assert rows(other, "TL208") == []
+    branch = BREVDEV.replace("\ntokenizer.pad_token = tokenizer.eos_token\n\ntrainer",
+                             "\nif use_eos_padding:\n    tokenizer.pad_token = tokenizer.eos_token\n\ntrainer")
+    assert rows(branch, "TL208") == [12]  # the first, unconditional assignment still reaches the collator
+
+
+def test_tl208_eos_appended_through_a_name_with_the_completion_only_collator():
+    src = '''\
+    from transformers import AutoTokenizer, Trainer
+    from trl import DataCollatorForCompletionOnlyLM
+
+    tokenizer = AutoTokenizer.from_pretrained("meta-llama/Llama-2-7b-hf")
+    tokenizer.pad_token_id = tokenizer.eos_token_id
+    EOS_TOKEN = tokenizer.eos_token
+
+    def formatting(example):
+        return {"text": PROMPT.format(example["instruction"], example["output"]) + EOS_TOKEN}
+
+    collator = DataCollatorForCompletionOnlyLM("### Response:", tokenizer=tokenizer)
+    Trainer(model=model, args=args, train_dataset=ds.map(formatting), data_collator=collator).train()
+    '''
+    assert rows(src, "TL208") == [5]
+    assert rows(src.replace(" + EOS_TOKEN", ""), "TL208") == []
+
+
+@pytest.mark.parametrize("trl, packing, expected", [
+    ("trl==0.14.0", "True", []),  # packed examples went through Trainer's default collator
+    ("trl==0.14.0", "False", [7]),
+    ("trl==0.15.2", "True", [7]),
+    ("trl==0.17.0", "False", []),
+])
+def test_tl208_sft_trainer_default_collator_by_trl_release_and_packing(trl, packing, expected):
+    src = f'''\
+    # /// script
+    # dependencies = ["{trl}"]
+    # ///
+    from transformers import AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+    tokenizer = AutoTokenizer.from_pretrained("mistralai/Mistral-7B-v0.1", add_eos_token=True)
+    tokenizer.pad_token = tokenizer.eos_token
+    args = SFTConfig(output_dir="out", packing={packing})
+    SFTTrainer(model="mistralai/Mistral-7B-v0.1", args=args, train_dataset=ds, processing_class=tokenizer).train()
+    '''
+    assert rows(src, "TL208") == expected
+
+
+def test_every_message_is_concise():
+    sources = [BREVDEV]
+    for code in CODES:
+        for src in sources:
+            assert all(len(f.message) <= 160 for f in found(src, code)), code
