@@ -10,7 +10,7 @@ import pytest
 from trainlint.config import Settings
 from trainlint.engine import lint_source
 
-CODES = ("TL208",)
+CODES = ("TL208", "TL810")
 
 
 def found(source: str, code: str) -> list:
@@ -112,8 +112,67 @@ def test_tl208_sft_trainer_default_collator_by_trl_release_and_packing(trl, pack
     assert rows(src, "TL208") == expected
 
 
+# -- TL810 ---------------------------------------------------------------------------------------------------
+
+MINIMO = '''\
+import io
+
+import torch
+from celery import Celery
+
+app = Celery("worker")
+
+
+@app.task
+def try_prove(agent_dump: bytes, statement: str):
+    with io.BytesIO(agent_dump) as f:
+        agent = torch.load(f)
+    result = agent.proof_search(statement)
+    return result.success
+'''
+
+
+def test_tl810_a_pickled_agent_rebuilt_in_a_worker_task():
+    assert rows(MINIMO, "TL810") == [12]
+    assert rows(MINIMO.replace("torch.load(f)", "torch.load(f, weights_only=False)"), "TL810") == []
+    pinned = '# /// script\n# dependencies = ["torch==2.4.1"]\n# ///\n' + MINIMO
+    assert rows(pinned, "TL810") == []
+
+
+def test_tl810_quiet_for_tensor_methods_and_the_callers_checkpoints():
+    src = '''\
+    import torch
+
+    def restore(model, optimizer, path):
+        state = torch.load(path, map_location="cpu")
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        return state["epoch"]
+
+    emb = torch.load("emb.pt")
+    print(emb.size(), emb.float().mean())
+    '''
+    assert rows(src, "TL810") == []
+
+
+def test_tl810_a_whole_model_saved_by_a_helper_and_loaded_back():
+    src = '''\
+    import torch
+    import torch.nn as nn
+
+    def build():
+        return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+
+    torch.save(build(), "model.pt")
+    model = torch.load("model.pt")
+    '''
+    assert rows(src, "TL810") == [8]
+    allowed = textwrap.dedent(src) + "torch.serialization.add_safe_globals([nn.Sequential])\n"
+    assert rows(allowed, "TL810") == []
+
+
 def test_every_message_is_concise():
-    sources = [BREVDEV]
+    sources = [BREVDEV, MINIMO]
     for code in CODES:
         for src in sources:
             assert all(len(f.message) <= 160 for f in found(src, code)), code

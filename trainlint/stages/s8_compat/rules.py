@@ -20,7 +20,9 @@ from trainlint.facts import (
     literal,
     positional,
 )
+from trainlint.facts.expr import short_code as _short
 from trainlint.facts.models import compiled_model
+from trainlint.facts.pickles import refused_content
 from trainlint.facts.versions import legacy_keras_env
 from trainlint.findings import Applicability, Severity
 from trainlint.knowledge import TRL_TOKENIZER_ALIAS, TRL_TOKENIZER_RENAMED, api_versions
@@ -595,4 +597,52 @@ class IgnoredTokenizerArgument(Rule):
             hint=("pass the files as `vocab=` and `merges=` (or positionally), or save the tokenizer and load it with "
                   "`from_pretrained(directory)`" if bpe else
                   "pass the file as `vocab=` (or positionally), or load with `from_pretrained(directory)`"),
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# TL810: torch.load of something the weights-only unpickler refuses, on a torch that loads weights only by default.
+
+#: what lets the weights-only unpickler take more, or turns the default off, for the whole process
+_WEIGHTS_ONLY_ALLOWED = ("torch.serialization.add_safe_globals", "torch.serialization.safe_globals")
+
+
+def _weights_only_allowed(facts, source: str) -> bool:
+    """The file allows globals to the weights-only unpickler, or names the variable that turns its default off."""
+    return "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD" in source or any(
+        (facts.callee(c) or "") in _WEIGHTS_ONLY_ALLOWED for c in facts.index.get("Call", ()))
+
+
+@register
+class TorchLoadWeightsOnly(Rule):
+    """`torch.load` without `weights_only` of a file holding objects, on PyTorch 2.6 or newer: UnpicklingError."""
+
+    code = "TL810"
+    name = "torch-load-weights-only"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    gate = (("load",), ("torch",))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        if facts.callee(node) != "torch.load" or keyword(node, "weights_only") is not None \
+                or argument(node, "pickle_module", 2) is not None or any(a.star for a in node.args):
+            return
+        st = status(versions_of(self.ctx), "torch.load weights_only default", default=VALID)
+        if st.state == ABSENT:
+            return
+        what = refused_content(facts, node)
+        if what is None or _weights_only_allowed(facts, self.ctx.source):
+            return
+        runs = f"this script runs with {st.pin.describe()}" if st.pin is not None and st.pin.level != INSTALLED \
+            else "PyTorch 2.6 and later"
+        self.report(
+            node,
+            f"`{_short(self.ctx.code(node), 32)}` reads {what}, which torch.load refuses by default since PyTorch 2.6 "
+            "(UnpicklingError)",
+            hint=f"Since PyTorch 2.6 `torch.load` defaults to `weights_only=True` ({runs}), whose unpickler accepts "
+            "tensors, containers of them and plain Python values only: \"Weights only load failed\". For a file "
+            "you trust, pass `weights_only=False`; better, save and load state dicts and plain values (`.item()`, "
+            "`.tolist()`) or allow the classes with `torch.serialization.add_safe_globals([...])`.",
         )
