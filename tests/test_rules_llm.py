@@ -10,7 +10,7 @@ import pytest
 from trainlint.config import Settings
 from trainlint.engine import lint_source
 
-CODES = ("TL208", "TL810")
+CODES = ("TL208", "TL810", "TL411")
 
 
 def found(source: str, code: str) -> list:
@@ -171,8 +171,90 @@ def test_tl810_a_whole_model_saved_by_a_helper_and_loaded_back():
     assert rows(allowed, "TL810") == []
 
 
+# -- TL411 ---------------------------------------------------------------------------------------------------
+
+SOUP = '''\
+import torch
+from transformers import Trainer, TrainingArguments
+
+
+class DistillRunner:
+    def __init__(self, config, student, teacher):
+        self.config = config
+        self.model = student
+        self.teacher = teacher
+
+    def train(self, train_ds, temperature=2.0):
+        tcfg = self.config.training
+        args = TrainingArguments(output_dir="out", per_device_train_batch_size=4,
+                                 gradient_accumulation_steps=tcfg.gradient_accumulation_steps)
+        teacher_ref = self.teacher
+
+        class _DistillTrainer(Trainer):
+            def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+                labels = inputs.get("labels")
+                outputs = model(**{k: v for k, v in inputs.items() if k != "labels"})
+                shift_logits = outputs.logits[:, :-1, :].contiguous()
+                ce = torch.nn.functional.cross_entropy(shift_logits.view(-1, shift_logits.size(-1)),
+                                                       labels[:, 1:].contiguous().view(-1), ignore_index=-100)
+                with torch.no_grad():
+                    teacher_logits = teacher_ref(**inputs).logits
+                kd = torch.nn.functional.kl_div(torch.log_softmax(outputs.logits / temperature, dim=-1),
+                                                torch.softmax(teacher_logits / temperature, dim=-1),
+                                                reduction="batchmean")
+                total = 0.5 * ce + 0.5 * kd
+                return (total, outputs) if return_outputs else total
+
+        trainer = _DistillTrainer(model=self.model, args=args, train_dataset=train_ds)
+        trainer.train()
+'''
+
+
+def test_tl411_a_distillation_trainer_defined_inside_a_method():
+    assert rows(SOUP, "TL411") == [18]
+    assert all(len(f.message) <= 160 for f in found(SOUP, "TL411"))
+    one_step = SOUP.replace("gradient_accumulation_steps=tcfg.gradient_accumulation_steps",
+                            "gradient_accumulation_steps=1")
+    assert rows(one_step, "TL411") == []
+
+
+def test_tl411_quiet_for_an_override_without_the_parameter_or_forwarding_kwargs():
+    old = SOUP.replace(", num_items_in_batch=None)", ")")
+    assert rows(old, "TL411") == []  # transformers 4.46+ fails with a TypeError instead
+    forwarded = SOUP.replace(", num_items_in_batch=None)", ", **kwargs)")
+    assert rows(forwarded, "TL411") == []
+
+
+DPO = '''\
+# /// script
+# dependencies = ["transformers==4.48.1", "trl==0.13.0"]
+# ///
+import torch
+import torch.nn.functional as F
+from transformers import Trainer
+
+
+class DPOTrainer(Trainer):
+    def concatenated_forward(self, model, batch):
+        logits = model(batch["concatenated_input_ids"]).logits
+        logps = torch.gather(logits.log_softmax(-1), 2, batch["concatenated_labels"].unsqueeze(2)).squeeze(2).sum(-1)
+        n = batch["prompt_input_ids"].shape[0]
+        return logps[:n], logps[n:]
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        chosen, rejected = self.concatenated_forward(model, inputs)
+        loss = -F.logsigmoid(0.1 * (chosen - rejected)).mean()
+        return (loss, {}) if return_outputs else loss
+'''
+
+
+@pytest.mark.parametrize("transformers, expected", [("4.48.1", [16]), ("4.53.0", []), ("4.45.2", [])])
+def test_tl411_a_preference_trainer_without_labels_by_transformers_release(transformers, expected):
+    assert rows(DPO.replace("4.48.1", transformers), "TL411") == expected
+
+
 def test_every_message_is_concise():
-    sources = [BREVDEV, MINIMO]
+    sources = [BREVDEV, MINIMO, SOUP, DPO]
     for code in CODES:
         for src in sources:
             assert all(len(f.message) <= 160 for f in found(src, code)), code

@@ -399,7 +399,9 @@ def test_each_version_rules_document_states_its_versions():
              "TL809": ["transformers.*Tokenizer(vocab_file=)"], "TL206": ["transformers.TF*.fit(BatchEncoding)"],
              "TL208": ["trl.SFTTrainer masks pad-id labels", "trl.SFTTrainer masks pad-id labels when packing",
                        "trl.SFTTrainer appends EOS", "trl.DataCollatorForCompletionOnlyLM"],
-             "TL810": ["torch.load(weights_only=)", "torch.load weights_only default"]}
+             "TL810": ["torch.load(weights_only=)", "torch.load weights_only default"],
+             "TL411": ["transformers.Trainer(num_items_in_batch)",
+                       "transformers.Trainer divides a loss without num_items_in_batch"]}
     missing = []
     for code, keys in rules.items():
         doc = (ROOT / "rules" / f"{code}.md").read_text(encoding="utf-8")

@@ -340,6 +340,13 @@ API_VERSIONS: dict[str, ApiVersions] = dict([
          introduced=(4, 46),
          source="transformers wheels, trainer.py: `training_step` passes `num_items_in_batch` to `compute_loss` "
                 "from 4.46.0 (not in 4.45.2)"),
+    _api("transformers.Trainer divides a loss without num_items_in_batch", "transformers",
+         "Trainer dividing the loss by the accumulation steps when the batches carry no labels", introduced=(4, 53),
+         source="transformers wheels, trainer.py `training_step`: `if not self.model_accepts_loss_kwargs and "
+                "self.compute_loss_func is None: loss = loss / self.args.gradient_accumulation_steps` from 4.46.1 to "
+                "4.52.1; `(not self.model_accepts_loss_kwargs or num_items_in_batch is None)` from 4.53.0 "
+                "(`num_items_in_batch` is counted from the batches' `labels`); 4.46.0 multiplies every loss by the "
+                "accumulation steps before accelerate's division"),
     _api("torch.load(weights_only=)", "torch", "torch.load(weights_only=...)", introduced=(1, 13),
          source="the torch.load documentation of PyTorch 1.13 (docs.pytorch.org/docs/1.13/generated/torch.load.html), "
                 "the first with `weights_only` (pytorch/pytorch#86812)"),
