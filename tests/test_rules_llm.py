@@ -10,7 +10,7 @@ import pytest
 from trainlint.config import Settings
 from trainlint.engine import lint_source
 
-CODES = ("TL208", "TL810", "TL411")
+CODES = ("TL208", "TL810", "TL411", "TL310")
 
 
 def found(source: str, code: str) -> list:
@@ -253,8 +253,66 @@ def test_tl411_a_preference_trainer_without_labels_by_transformers_release(trans
     assert rows(DPO.replace("4.48.1", transformers), "TL411") == expected
 
 
+# -- TL310 ---------------------------------------------------------------------------------------------------
+
+CUSTOM_ADAPTER = '''\
+# /// script
+# dependencies = ["transformers==4.33.3", "peft"]
+# ///
+from peft import LoraConfig
+from transformers import AutoModelForCausalLM, PretrainedConfig, PreTrainedModel
+
+
+class CustomModel(PreTrainedModel):
+    config_class = PretrainedConfig
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.model = AutoModelForCausalLM.from_pretrained("EleutherAI/pythia-70m")
+        self.peft_config = LoraConfig(task_type="CAUSAL_LM", r=8, lora_alpha=32, lora_dropout=0.1)
+        self.model.add_adapter(self.peft_config)
+        self.model.gradient_checkpointing_enable()
+
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        return self.model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
+'''
+
+
+@pytest.mark.parametrize("transformers, expected", [("4.33.3", [16]), ("4.34.0", [])])
+def test_tl310_transformers_add_adapter_in_a_custom_model(transformers, expected):
+    assert rows(CUSTOM_ADAPTER.replace("4.33.3", transformers), "TL310") == expected
+
+
+GRPO = '''\
+# /// script
+# dependencies = ["trl==0.15.2", "transformers==4.49.0", "peft"]
+# ///
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM
+from trl import GRPOConfig, GRPOTrainer
+
+model = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2-0.5B-Instruct", torch_dtype="bfloat16")
+lora_config = LoraConfig(task_type="CAUSAL_LM", r=16, lora_alpha=32, lora_dropout=0.05, bias="none")
+lora_model = get_peft_model(model, lora_config)
+training_args = GRPOConfig(output_dir="out", bf16=True, per_device_train_batch_size=16,
+                           gradient_checkpointing=True,
+                           gradient_checkpointing_kwargs=dict(use_reentrant=True))
+trainer = GRPOTrainer(model=lora_model, reward_funcs=reward_len, args=training_args, train_dataset=dataset)
+trainer.train()
+'''
+
+
+def test_tl310_grpo_on_a_lora_model_by_trl_release():
+    assert rows(GRPO, "TL310") == [12]
+    assert all(len(f.message) <= 160 for f in found(GRPO, "TL310"))
+    assert rows(GRPO.replace("trl==0.15.2", "trl==0.16.0"), "TL310") == []
+    assert rows(GRPO.replace("use_reentrant=True", "use_reentrant=False"), "TL310") == []
+    fixed = GRPO.replace("lora_model = get_peft_model", "model.enable_input_require_grads()\nlora_model = get_peft_model")
+    assert rows(fixed, "TL310") == []
+
+
 def test_every_message_is_concise():
-    sources = [BREVDEV, MINIMO, SOUP, DPO]
+    sources = [BREVDEV, MINIMO, SOUP, DPO, CUSTOM_ADAPTER, GRPO]
     for code in CODES:
         for src in sources:
             assert all(len(f.message) <= 160 for f in found(src, code)), code

@@ -401,7 +401,9 @@ def test_each_version_rules_document_states_its_versions():
                        "trl.SFTTrainer appends EOS", "trl.DataCollatorForCompletionOnlyLM"],
              "TL810": ["torch.load(weights_only=)", "torch.load weights_only default"],
              "TL411": ["transformers.Trainer(num_items_in_batch)",
-                       "transformers.Trainer divides a loss without num_items_in_batch"]}
+                       "transformers.Trainer divides a loss without num_items_in_batch"],
+             "TL310": ["transformers.PreTrainedModel.gradient_checkpointing_enable enables adapter input grads",
+                       "transformers gradient checkpointing non-reentrant", "trl.GRPOTrainer enables input grads"]}
     missing = []
     for code, keys in rules.items():
         doc = (ROOT / "rules" / f"{code}.md").read_text(encoding="utf-8")
