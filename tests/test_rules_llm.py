@@ -10,7 +10,7 @@ import pytest
 from trainlint.config import Settings
 from trainlint.engine import lint_source
 
-CODES = ("TL208", "TL810", "TL411", "TL310")
+CODES = ("TL208", "TL810", "TL411", "TL310", "TL508")
 
 
 def found(source: str, code: str) -> list:
@@ -311,8 +311,58 @@ def test_tl310_grpo_on_a_lora_model_by_trl_release():
     assert rows(fixed, "TL310") == []
 
 
+# -- TL508 ---------------------------------------------------------------------------------------------------
+
+FLAN = '''\
+import argparse
+
+import pytorch_lightning as pl
+from transformers import AutoModelForSeq2SeqLM
+
+
+def init_args():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model_name_or_path", type=str, default="google/flan-t5-base")
+    parser.add_argument("--learning_rate", type=float, default=5e-4)
+    return parser.parse_args()
+
+
+class LightningModel(pl.LightningModule):
+    def __init__(self, hparams):
+        super().__init__()
+        self.save_hyperparameters(hparams)
+        self.model = AutoModelForSeq2SeqLM.from_pretrained(self.hparams.model_name_or_path)
+
+
+def main():
+    args = init_args()
+    model = LightningModel(args)
+    trainer = pl.Trainer(precision="16-mixed", accelerator="gpu", max_epochs=3)
+    trainer.fit(model)
+'''
+
+
+def test_tl508_a_lightning_module_loading_the_checkpoint_of_an_argparse_default():
+    assert rows(FLAN, "TL508") == [24]
+    assert rows(FLAN.replace('"16-mixed"', '"bf16-mixed"'), "TL508") == []
+    assert rows(FLAN.replace("google/flan-t5-base", "t5-small"), "TL508") == []
+
+
+def test_tl508_a_trl_trainer_given_the_hub_id():
+    src = '''\
+    from trl import SFTConfig, SFTTrainer
+
+    args = SFTConfig(output_dir="out", fp16=True, per_device_train_batch_size=2)
+    trainer = SFTTrainer(model="google/gemma-3-1b-it", args=args, train_dataset=ds)
+    trainer.train()
+    '''
+    assert rows(src, "TL508") == [3]
+    assert rows(src.replace("google/gemma-3-1b-it", "meta-llama/Llama-3.2-1B"), "TL508") == []
+    assert rows(src.replace("fp16=True", "bf16=True"), "TL508") == []
+
+
 def test_every_message_is_concise():
-    sources = [BREVDEV, MINIMO, SOUP, DPO, CUSTOM_ADAPTER, GRPO]
+    sources = [BREVDEV, MINIMO, SOUP, DPO, CUSTOM_ADAPTER, GRPO, FLAN]
     for code in CODES:
         for src in sources:
             assert all(len(f.message) <= 160 for f in found(src, code)), code

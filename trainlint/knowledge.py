@@ -190,15 +190,11 @@ DECODER_ONLY = ("gpt2", "gpt-2", "gpt-neo", "gpt-j", "gptj", "llama", "mistral",
                 "falcon", "opt-", "bloom", "pythia", "gemma", "smollm", "olmo", "tinyllama", "distilgpt2")
 
 
-#: checkpoints released in bfloat16 whose activations leave float16's range (65504) when they run in float16:
-#: (pattern over the lowercased checkpoint name, the family). The evidence for each is in rules/TL508.md; Llama 2/3,
-#: Mistral and Qwen 2/2.5 are not here: float16 fine-tuning of them is common and works (Unsloth trains them in
-#: float16 on GPUs without bfloat16, while it forces Gemma 3, gpt-oss, Qwen3.5 and Qwen3 MoE away from float16).
+#: checkpoints trained in bfloat16 whose activations or gradients leave float16's range (65504) when they run in
+#: float16: (pattern over the lowercased checkpoint name, the family). The evidence for each is in rules/TL508.md;
+#: Llama 2/3, Mistral and Qwen 2/2.5 are not here: float16 fine-tuning of them is common and works.
 FP16_OVERFLOW = (
-    (re.compile(r"gemma-?3|embeddinggemma|functiongemma"), "Gemma 3"),
-    (re.compile(r"gemma-?2-27b"), "Gemma 2 27B"),
-    (re.compile(r"gpt-oss"), "gpt-oss"),
-    (re.compile(r"qwen3\.5|qwen3_5"), "Qwen3.5"),
+    (re.compile(r"(?<![a-z])gemma-?3|embeddinggemma|functiongemma"), "Gemma 3"),
     (re.compile(r"qwen3-(?:coder-)?\d+b-a\d+b"), "Qwen3 MoE"),
     (re.compile(r"flan-t5"), "Flan-T5"),
     (re.compile(r"t5-v1_1"), "T5 v1.1"),
