@@ -10,7 +10,7 @@ import pytest
 from trainlint.config import Settings
 from trainlint.engine import lint_source
 
-CODES = ("TL208", "TL810", "TL411", "TL310", "TL508")
+CODES = ("TL208", "TL810", "TL411", "TL310", "TL508", "TL811")
 
 
 def found(source: str, code: str) -> list:
@@ -361,8 +361,45 @@ def test_tl508_a_trl_trainer_given_the_hub_id():
     assert rows(src.replace("fp16=True", "bf16=True"), "TL508") == []
 
 
+# -- TL811 ---------------------------------------------------------------------------------------------------
+
+KERAS_IO = '''\
+# /// script
+# dependencies = ["keras==3.0.0", "tensorflow==2.15.0", "transformers==4.35.0", "tokenizers", "numpy"]
+# ///
+import tensorflow as tf
+import keras
+from keras import layers
+from transformers import BertTokenizer, TFBertModel, BertConfig
+
+
+def create_model():
+    encoder = TFBertModel.from_pretrained("bert-base-uncased")
+    input_ids = layers.Input(shape=(384,), dtype=tf.int32)
+    embedding = encoder(input_ids)[0]
+    start = layers.Dense(1, use_bias=False)(embedding)
+    return keras.Model(inputs=[input_ids], outputs=[start])
+'''
+
+
+@pytest.mark.parametrize("pins, expected", [
+    ('"keras==3.0.0", "tensorflow==2.15.0", "transformers==4.35.0"', [7]),
+    ('"tensorflow==2.17.0", "transformers==4.46.0"', [7]),
+    ('"keras==3.0.0", "tensorflow==2.15.0", "tf-keras", "transformers==4.46.0"', []),
+    ('"tensorflow==2.15.0", "transformers==4.35.0"', []),
+])
+def test_tl811_a_keras_io_example_moved_to_keras_3(pins, expected):
+    src = KERAS_IO.replace('"keras==3.0.0", "tensorflow==2.15.0", "transformers==4.35.0"', pins)
+    assert rows(src, "TL811") == expected
+
+
+def test_tl811_quiet_when_the_pins_come_from_an_install_command():
+    src = "# !pip install keras==3.0.0 transformers==4.46.0\nfrom transformers import TFBertModel\n"
+    assert rows(src, "TL811") == []
+
+
 def test_every_message_is_concise():
-    sources = [BREVDEV, MINIMO, SOUP, DPO, CUSTOM_ADAPTER, GRPO, FLAN]
+    sources = [BREVDEV, MINIMO, SOUP, DPO, CUSTOM_ADAPTER, GRPO, FLAN, KERAS_IO]
     for code in CODES:
         for src in sources:
             assert all(len(f.message) <= 160 for f in found(src, code)), code

@@ -403,7 +403,8 @@ def test_each_version_rules_document_states_its_versions():
              "TL411": ["transformers.Trainer(num_items_in_batch)",
                        "transformers.Trainer divides a loss without num_items_in_batch"],
              "TL310": ["transformers.PreTrainedModel.gradient_checkpointing_enable enables adapter input grads",
-                       "transformers gradient checkpointing non-reentrant", "trl.GRPOTrainer enables input grads"]}
+                       "transformers gradient checkpointing non-reentrant", "trl.GRPOTrainer enables input grads"],
+             "TL811": ["keras 3", "tensorflow.keras is Keras 3", "transformers.TF* refuses Keras 3", "transformers.TF*"]}
     missing = []
     for code, keys in rules.items():
         doc = (ROOT / "rules" / f"{code}.md").read_text(encoding="utf-8")

@@ -30,11 +30,15 @@ from trainlint.pins import (
     ABSENT,
     DEPRECATED,
     INSTALLED,
+    PROJECT,
     REMOVED,
     VALID,
+    Pin,
     Status,
     available,
     keras_3,
+    lists_environment,
+    state_at,
     status,
     version_text,
     versions_of,
@@ -645,4 +649,62 @@ class TorchLoadWeightsOnly(Rule):
             "tensors, containers of them and plain Python values only: \"Weights only load failed\". For a file "
             "you trust, pass `weights_only=False`; better, save and load state dicts and plain values (`.item()`, "
             "`.tolist()`) or allow the classes with `torch.serialization.add_safe_globals([...])`.",
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# TL811: transformers' TF classes (tf-keras models) in an environment whose Keras is Keras 3, without tf-keras.
+
+
+def _keras3_without_tf_keras(ctx) -> Pin | None:
+    """The pin that shows the script's environment has Keras 3 as `keras` and no tf-keras: a description of the
+    whole environment (PEP 723 block, requirements) that pins keras 3, or TensorFlow 2.16+ without keras, and lists no
+    tf-keras. None when the source does not establish it."""
+    v = versions_of(ctx)
+    if v.pin("tf-keras", down_to=PROJECT) is not None:
+        return None
+    keras = v.pin("keras", down_to=PROJECT)
+    if keras is not None:
+        return keras if lists_environment(keras) and state_at(api_versions("keras 3"), keras) != ABSENT else None
+    tf = v.pin("tensorflow", down_to=PROJECT)
+    if tf is not None and lists_environment(tf) and state_at(api_versions("tensorflow.keras is Keras 3"), tf) != ABSENT:
+        return tf
+    return None
+
+
+@register
+class TransformersTFUnderKeras3(Rule):
+    """transformers' TF classes (tf-keras models) imported where `keras` is Keras 3 and tf-keras is not installed."""
+
+    code = "TL811"
+    name = "transformers-tf-under-keras3"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    gate = (("TF*",), ("transformers",), ("keras", "tensorflow"))
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None or dotted(node.module) != "transformers":
+            return
+        names = [a.name.value for a in _imported_names(node) if isinstance(a.name, cst.Name) and _tf_name(a.name.value)]
+        if not names:
+            return
+        st = status(versions_of(self.ctx), "transformers.TF*", default=REMOVED, down_to=PROJECT)
+        if st.pin is None or st.state == REMOVED:
+            return  # transformers 5 has no TF classes (TL807); unpinned: the latest release
+        keras = _keras3_without_tf_keras(self.ctx)
+        if keras is None:
+            return
+        refuses = status(versions_of(self.ctx), "transformers.TF* refuses Keras 3", down_to=PROJECT).state != ABSENT
+        symptom = ("transformers refuses Keras 3 on import (ValueError)" if refuses
+                   else "transformers' TF classes are written for Keras 2")
+        self.report(
+            node,
+            f"`{names[0]}` under Keras 3 without tf-keras: {symptom}",
+            hint=f"transformers 4's TensorFlow classes are tf-keras (Keras 2) models; this script runs with "
+            f"{st.pin.describe()} and {keras.describe()}, which installs Keras 3 as `keras`, and nothing installs "
+            "tf-keras. From transformers 4.38 importing them fails with \"Your currently installed version of Keras is "
+            "Keras 3, but this is not yet supported in Transformers. Please install the backwards-compatible tf-keras "
+            "package with `pip install tf-keras`\". Add `tf-keras` to the environment (and build the Keras layers "
+            "around the model with `tf_keras`), or pin Keras 2 (`tensorflow<2.16`).",
         )
