@@ -396,7 +396,15 @@ def test_each_version_rules_document_states_its_versions():
              "TL805": ["transformers.TrainingArguments(evaluation_strategy=)",
                        "transformers.TrainingArguments(eval_strategy=)"],
              "TL807": ["transformers.TF*"], "TL808": ["keras 3", "tensorflow.keras is Keras 3"],
-             "TL809": ["transformers.*Tokenizer(vocab_file=)"], "TL206": ["transformers.TF*.fit(BatchEncoding)"]}
+             "TL809": ["transformers.*Tokenizer(vocab_file=)"], "TL206": ["transformers.TF*.fit(BatchEncoding)"],
+             "TL208": ["trl.SFTTrainer masks pad-id labels", "trl.SFTTrainer masks pad-id labels when packing",
+                       "trl.SFTTrainer appends EOS", "trl.DataCollatorForCompletionOnlyLM"],
+             "TL810": ["torch.load(weights_only=)", "torch.load weights_only default"],
+             "TL411": ["transformers.Trainer(num_items_in_batch)",
+                       "transformers.Trainer divides a loss without num_items_in_batch"],
+             "TL310": ["transformers.PreTrainedModel.gradient_checkpointing_enable enables adapter input grads",
+                       "transformers gradient checkpointing non-reentrant", "trl.GRPOTrainer enables input grads"],
+             "TL811": ["keras 3", "tensorflow.keras is Keras 3", "transformers.TF* refuses Keras 3", "transformers.TF*"]}
     missing = []
     for code, keys in rules.items():
         doc = (ROOT / "rules" / f"{code}.md").read_text(encoding="utf-8")

@@ -190,6 +190,25 @@ DECODER_ONLY = ("gpt2", "gpt-2", "gpt-neo", "gpt-j", "gptj", "llama", "mistral",
                 "falcon", "opt-", "bloom", "pythia", "gemma", "smollm", "olmo", "tinyllama", "distilgpt2")
 
 
+#: checkpoints trained in bfloat16 whose activations or gradients leave float16's range (65504) when they run in
+#: float16: (pattern over the lowercased checkpoint name, the family). The evidence for each is in rules/TL508.md;
+#: Llama 2/3, Mistral and Qwen 2/2.5 are not here: float16 fine-tuning of them is common and works.
+FP16_OVERFLOW = (
+    (re.compile(r"(?<![a-z])gemma-?3|embeddinggemma|functiongemma"), "Gemma 3"),
+    (re.compile(r"qwen3-(?:coder-)?\d+b-a\d+b"), "Qwen3 MoE"),
+    (re.compile(r"flan-t5"), "Flan-T5"),
+    (re.compile(r"t5-v1_1"), "T5 v1.1"),
+    (re.compile(r"(?<![a-z0-9])mt5-"), "mT5"),
+    (re.compile(r"(?<![a-z0-9-])t5-(?:large|3b|11b)"), "T5 (large and up)"),
+)
+
+
+def fp16_overflow_family(checkpoint: str) -> str | None:
+    """The family of a checkpoint (a hub id or a local path) known to overflow in float16, else None."""
+    name = checkpoint.lower()
+    return next((family for pattern, family in FP16_OVERFLOW if pattern.search(name)), None)
+
+
 # ---------------------------------------------------------------------------------------------
 # The version table: when each API the version rules (TL8xx, TL206, TL503's Keras 3 fix) ask about
 # appeared, was deprecated and went away, read from the libraries' own releases. It is the only place
@@ -274,6 +293,74 @@ API_VERSIONS: dict[str, ApiVersions] = dict([
            replacement=f"trl.{cls}(processing_class=)", source=_TRL) for cls in TRL_TOKENIZER_RENAMED),
     *(_api(f"trl.{cls}(processing_class=)", "trl", f"{cls}(processing_class=...)", introduced=(0, 12), source=_TRL)
       for cls in TRL_TOKENIZER_ALIAS + TRL_TOKENIZER_RENAMED),
+    # -- the LLM fine-tuning rules (TL208, TL310, TL411, TL810, TL811) -----------------------------------
+    _api("trl.SFTTrainer masks pad-id labels", "trl", "SFTTrainer's default collator (labels == pad id → -100)",
+         removed=(0, 17),
+         source="huggingface/trl tags v0.4.7 to v0.16.1, trl/trainer/sft_trainer.py: `data_collator = "
+                "DataCollatorForLanguageModeling(tokenizer=..., mlm=False)` (transformers' collator, which sets every "
+                "label equal to the pad id to -100) when no `data_collator` is given (up to v0.14.0 only without "
+                "packing); from v0.17.0 trl's own collator pads the labels with -100 by "
+                "position and keeps every EOS"),
+    _api("trl.SFTTrainer appends EOS", "trl", "SFTTrainer appends the EOS token to every tokenized example",
+         introduced=(0, 16),
+         source="huggingface/trl tag v0.16.0, trl/trainer/sft_trainer.py `tokenize`: `input_ids + [eos_token_id]` "
+                "when the text does not end with it (not in v0.15.2)"),
+    _api("trl.SFTTrainer masks pad-id labels when packing", "trl",
+         "SFTTrainer(packing=True) with transformers' collator", introduced=(0, 15), removed=(0, 17),
+         source="huggingface/trl tags v0.4.7 to v0.14.0, trl/trainer/sft_trainer.py: the default collator is set "
+                "only `if not packing` (packed examples go through Trainer's default collator, which keeps every "
+                "label); from v0.15.0 it is set whatever the packing"),
+    _api("trl.DataCollatorForCompletionOnlyLM", "trl", "trl.DataCollatorForCompletionOnlyLM", deprecated=(0, 17),
+         removed=(0, 20),
+         source="huggingface/trl: trl/trainer/utils.py from v0.4.7, a subclass of transformers' "
+                "DataCollatorForLanguageModeling calling its `torch_call`; \"This class is deprecated and will be "
+                "removed in version 0.20.0\" from v0.17.0 (not in v0.16.1); gone at v0.20.0"),
+    _api("transformers.PreTrainedModel.gradient_checkpointing_enable enables adapter input grads", "transformers",
+         "gradient_checkpointing_enable() calling enable_input_require_grads() on a model with adapters",
+         introduced=(4, 34),
+         source="transformers wheels, modeling_utils.py: `if getattr(self, \"_hf_peft_config_loaded\", False): "
+                "self.enable_input_require_grads()` in gradient_checkpointing_enable from 4.34.0 (not in 4.33.3, "
+                "where `add_adapter` first appeared)"),
+    _api("transformers gradient checkpointing non-reentrant", "transformers",
+         "gradient_checkpointing_enable() non-reentrant by default, with input grads for text models",
+         introduced=(5, 0),
+         source="transformers wheels, modeling_utils.py gradient_checkpointing_enable: no kwargs (torch's default, "
+                "reentrant) in 4.35.0 and 4.36.0, `{\"use_reentrant\": True}` from 4.40.0 to 4.57.6; "
+                "`{\"use_reentrant\": False}` and `enable_input_require_grads()` for models whose main input is "
+                "`input_ids` in 5.0.0"),
+    _api("trl.GRPOTrainer enables input grads", "trl", "GRPOTrainer calling enable_input_require_grads() for reentrant "
+         "gradient checkpointing", introduced=(0, 16),
+         source="huggingface/trl tag v0.16.0, trl/trainer/grpo_trainer.py `_enable_gradient_checkpointing` (added by "
+                "#2848); v0.15.2 leaves gradient checkpointing to transformers' Trainer"),
+    _api("trl.SFTTrainer enables input grads of a PeftModel", "trl", "SFTTrainer given a PeftModel (no peft_config) "
+         "calling enable_input_require_grads() for reentrant gradient checkpointing", introduced=(0, 20),
+         source="huggingface/trl tag v0.20.0, trl/trainer/sft_trainer.py: `_prepare_peft_model` also for an "
+                "`isinstance(model, PeftModel)` model, then `_enable_gradient_checkpointing` when "
+                "`args.gradient_checkpointing`; v0.19.0 prepares only when `peft_config` is given"),
+    _api("transformers.Trainer(num_items_in_batch)", "transformers", "Trainer.compute_loss(..., num_items_in_batch)",
+         introduced=(4, 46),
+         source="transformers wheels, trainer.py: `training_step` passes `num_items_in_batch` to `compute_loss` "
+                "from 4.46.0 (not in 4.45.2)"),
+    _api("transformers.Trainer divides a loss without num_items_in_batch", "transformers",
+         "Trainer dividing the loss by the accumulation steps when the batches carry no labels", introduced=(4, 53),
+         source="transformers wheels, trainer.py `training_step`: `if not self.model_accepts_loss_kwargs and "
+                "self.compute_loss_func is None: loss = loss / self.args.gradient_accumulation_steps` from 4.46.1 to "
+                "4.52.1; `(not self.model_accepts_loss_kwargs or num_items_in_batch is None)` from 4.53.0 "
+                "(`num_items_in_batch` is counted from the batches' `labels`); 4.46.0 multiplies every loss by the "
+                "accumulation steps before accelerate's division"),
+    _api("torch.load(weights_only=)", "torch", "torch.load(weights_only=...)", introduced=(1, 13),
+         source="the torch.load documentation of PyTorch 1.13 (docs.pytorch.org/docs/1.13/generated/torch.load.html), "
+                "the first with `weights_only` (pytorch/pytorch#86812)"),
+    _api("torch.load weights_only default", "torch", "torch.load's default `weights_only=True`", introduced=(2, 6),
+         source="torch/serialization.py: `weights_only=None` resolved by `_default_to_weights_only` to True without a "
+                "`pickle_module` (torch 2.13); the UnpicklingError text \"In PyTorch 2.6, we changed the default value "
+                "of the `weights_only` argument in `torch.load` from `False` to `True`\""),
+    _api("transformers.TF* refuses Keras 3", "transformers", "transformers' TensorFlow code under Keras 3",
+         introduced=(4, 38),
+         source="transformers wheels, modeling_tf_utils.py: `import tf_keras as keras`, else `import keras` and "
+                "\"ValueError: Your currently installed version of Keras is Keras 3, but this is not yet supported in "
+                "Transformers. Please install the backwards-compatible tf-keras package\" from 4.38.0; 4.37.0 and "
+                "earlier import `from keras import backend as K` whatever its version"),
 ])
 
 

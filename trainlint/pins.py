@@ -219,6 +219,8 @@ _INSTALL_RE = re.compile(
 _MAGIC_PREFIX = re.compile(r"(?m)^[ \t]*pass  # tl-magic-\d+ ?")
 #: a backslash continuation (a continued comment line goes on after its `#`)
 _CONTINUATION = re.compile(r"\\\n[ \t]*#?")
+#: where a pin of the script's PEP 723 block comes from (``Pin.where``)
+PEP723 = "its `# /// script` block"
 _PEP723_RE = re.compile(r"(?m)^# /// script\s*$\n(?P<body>(?:^#(?:| .*)$\n)+?)^# ///\s*$")
 
 
@@ -277,7 +279,7 @@ def script_pins(source: str) -> dict[str, Pin]:
         for dep in deps if isinstance(deps, list) else []:
             if isinstance(dep, str):
                 for name, spec, text in _requirements(dep.split(";")[0]):
-                    pep723.setdefault(name, _pin(name, spec, text, SCRIPT, "its `# /// script` block"))
+                    pep723.setdefault(name, _pin(name, spec, text, SCRIPT, PEP723))
     return {**comments, **pep723, **installs}
 
 
@@ -570,3 +572,10 @@ def keras_3(ctx) -> bool:
         return False
     strongest = min(level for level, _ in says)
     return all(yes for level, yes in says if level == strongest)
+
+
+def lists_environment(pin: Pin | None) -> bool:
+    """``pin`` comes from a description of the whole environment the script runs in: its PEP 723 block (``uv run``
+    builds an environment of exactly those packages and their dependencies) or the project's requirement files.
+    An install command adds to an environment nobody describes (a notebook's kernel comes with its own packages)."""
+    return pin is not None and (pin.level == PROJECT or (pin.level == SCRIPT and pin.where == PEP723))

@@ -15,6 +15,7 @@ import libcst as cst
 
 from trainlint.facts.calls import call_graph, is_parameter
 from trainlint.facts.expr import argument, dotted, literal
+from trainlint.facts.values import ClassValue
 
 if TYPE_CHECKING:
     from trainlint.facts.core import Facts
@@ -45,7 +46,41 @@ def string_of(facts: Facts, expr: cst.BaseExpression | None, at: cst.CSTNode,
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
         if _parsed_arguments(facts, expr.value, at, _depth):
             return option_default(facts, expr.attr.value)
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Attribute) and dotted(expr.value) == "self.hparams":
+        return _hyperparameter_default(facts, expr.attr.value, at, _depth)
     return None
+
+
+def _hyperparameter_default(facts: Facts, name: str, at: cst.CSTNode, depth: int) -> tuple[str, str | None] | None:
+    """`self.hparams.<name>` in a Lightning module whose `__init__` saves its parameter `p` with
+    `self.save_hyperparameters(p)`: the default of the command-line option `<name>` when every instantiation of
+    the class gives `p` the namespace of `parser.parse_args()`."""
+    w = facts.where.get(at)
+    cls = next((b for b in reversed(w.blocks) if isinstance(b, cst.ClassDef)), None) if w is not None else None
+    init = next((st for st in cls.body.body if isinstance(st, cst.FunctionDef) and st.name.value == "__init__"),
+                None) if cls is not None else None
+    if cls is None or init is None:
+        return None
+    saved = [c for c in facts.method_calls("save_hyperparameters") if isinstance(c.func, cst.Attribute)
+             and dotted(c.func.value) == "self" and init in facts.where[c].blocks]
+    if len(saved) != 1 or len(saved[0].args) != 1 or not isinstance(saved[0].args[0].value, cst.Name):
+        return None
+    param = saved[0].args[0].value.value
+    params = [p.name.value for p in (*init.params.posonly_params, *init.params.params)][1:]
+    if param not in params:
+        return None
+    found = set()
+    for call in facts.index.get("Call", ()):
+        if not (isinstance(call.func, cst.Name) and call.func.value == cls.name.value):
+            continue
+        v = facts.value_of(call.func, call)
+        if not (isinstance(v, ClassValue) and v.node is cls):
+            continue
+        given = argument(call, param, params.index(param))
+        if not (isinstance(given, cst.Name) and _parsed_arguments(facts, given, call, depth + 1)):
+            return None
+        found.add(option_default(facts, name))
+    return found.pop() if len(found) == 1 else None
 
 
 def option_default(facts: Facts, dest: str) -> tuple[str, str] | None:

@@ -162,3 +162,15 @@ def _backbone_in(facts: Facts, expr: cst.CSTNode | None, at: cst.CSTNode, seen: 
             if found is not None:
                 return found
     return None
+
+
+def trainer_arguments(facts: Facts, trainer: cst.Call) -> tuple[cst.Call, cst.CSTNode] | None:
+    """The call that makes the training arguments a Trainer call is given (`args=TrainingArguments(...)`, or the
+    name bound to it), with the node to read its arguments' names at; None when the source does not show one."""
+    args = argument(trainer, "args", 1)
+    at: cst.CSTNode = trainer
+    if isinstance(args, cst.Name):
+        b = facts.lookup(args.value, trainer)
+        args = b.value if b is not None and isinstance(b.value, cst.Call) else None
+        at = args if args is not None and args in facts.where else trainer
+    return (args, at) if isinstance(args, cst.Call) else None

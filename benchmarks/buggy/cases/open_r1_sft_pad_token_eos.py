@@ -1,7 +1,10 @@
 # /// script
-# dependencies = ["transformers==4.51.2", "trl", "datasets"]
+# dependencies = ["transformers==4.50.0", "trl==0.16.0", "datasets"]
 # ///
-# (the environment of the report: the repository's pins at the time)
+# (the repository's pins from 2025-03-24 to 2025-04-11, while the line was in sft.py: trl 0.16.0, whose
+# SFTTrainer appends the EOS token to every example and collates with transformers' language-modelling
+# collator; the report ran a development commit of trl 0.16 with the same collator, and from 2025-04-11 the
+# pinned trl commit already padded the labels by position)
 # Open R1's SFT script (src/open_r1/sft.py): arguments parsed by TrlParser, the tokenizer returned by the
 # package's get_tokenizer() helper and its pad token set to its EOS token inside main(); the SFTTrainer's
 # language-modelling collator then turns every EOS label into -100, so the model never learns to end

@@ -1,5 +1,5 @@
 # /// script
-# dependencies = ["transformers==4.32.1", "peft"]
+# dependencies = ["transformers==4.33.3", "peft"]
 # ///
 # (the environment of the report: transformers before the fix of huggingface/transformers#25846)
 # A custom PreTrainedModel wrapping Pythia-70M: __init__ attaches a LoRA adapter with transformers' own

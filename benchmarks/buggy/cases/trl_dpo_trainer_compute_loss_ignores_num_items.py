@@ -1,7 +1,8 @@
 # /// script
-# dependencies = ["transformers>=4.46", "trl==0.13.0"]
+# dependencies = ["transformers==4.48.1", "trl==0.13.0"]
 # ///
-# (the environment of the report: TRL 0.13 on a transformers with the gradient-accumulation loss fix)
+# (the environment of the report: TRL 0.13 on transformers 4.48.1, the version huggingface/transformers#35856
+# names)
 # TRL's DPOTrainer (trl/trainer/dpo_trainer.py), a Trainer subclass: its compute_loss override accepts
 # `num_items_in_batch` but computes the sequence-level DPO loss as a per-micro-batch mean and ignores it,
 # while the parent Trainer, seeing a model whose forward takes **kwargs, assumes the loss is already

@@ -1,7 +1,7 @@
 # /// script
-# dependencies = ["trl==0.16.0", "peft", "transformers"]
+# dependencies = ["trl==0.15.2", "peft", "transformers==4.49.0"]
 # ///
-# (the environment of the report: TRL of March 2025, whose GRPOTrainer did not enable input gradients)
+# (the environment of the report: trl 0.15.2, whose GRPOTrainer did not enable input gradients, and transformers 4.49)
 # A GRPO run on Qwen2-0.5B-Instruct with a LoRA adapter applied by hand (`get_peft_model`) and handed to
 # GRPOTrainer, with reentrant gradient checkpointing in the GRPOConfig: the base model is frozen, so the
 # embedding output does not require grad and the checkpointed blocks produce no graph.

@@ -29,6 +29,9 @@ from trainlint.facts import (
 from trainlint.facts import modes
 from trainlint.facts.calls import call_graph, is_parameter
 from trainlint.facts.datasets import dataset_chain
+from trainlint.facts.eos import PadIsEos, eos_in_texts, pad_set_to_eos, same_object
+from trainlint.facts.models import trainer_arguments
+from trainlint.facts.paths import runs_before
 from trainlint.facts.expr import dotted
 from trainlint.facts.expr import short_code as _short
 from trainlint.facts.loops import loop_facts, loops_around
@@ -37,7 +40,7 @@ from trainlint.facts.objects import Encoding
 from trainlint.facts.processes import lightning_processes
 from trainlint.facts.program import program
 from trainlint.findings import Applicability, Severity
-from trainlint.pins import ABSENT, VALID, status, version_text, versions_of
+from trainlint.pins import ABSENT, REMOVED, VALID, status, version_text, versions_of
 from trainlint.rule import Rule, register
 
 
@@ -1299,3 +1302,123 @@ def _names(columns: list[str], limit: int = 2) -> str:
     """Column names shown in a message: the first ``limit``, then how many more."""
     shown = ", ".join(repr(c) for c in columns[:limit])
     return shown + (f" (+{len(columns) - limit})" if len(columns) > limit else "")
+
+
+# ---------------------------------------------------------------------------------------------
+# TL208: the pad token set to the EOS token, with a collator that masks the pad id in the labels.
+
+_LM_COLLATORS = ("transformers.DataCollatorForLanguageModeling", "transformers.data.data_collator.DataCollatorForLanguageModeling")
+_COMPLETION_COLLATORS = ("trl.DataCollatorForCompletionOnlyLM", "trl.trainer.DataCollatorForCompletionOnlyLM",
+                         "trl.trainer.utils.DataCollatorForCompletionOnlyLM")
+
+
+def _config_flag(facts, trainer: cst.Call, name: str) -> object:
+    """The literal `name=` of the trainer call, or of the config call its `args=` names; None when absent."""
+    kw = keyword(trainer, name)
+    if kw is not None:
+        return facts.constant(kw.value, trainer)
+    given = trainer_arguments(facts, trainer)
+    kw = keyword(given[0], name) if given is not None else None
+    return facts.constant(kw.value, given[1]) if kw is not None and given is not None else None
+
+
+@register
+class PadTokenIsEosMasked(Rule):
+    """The pad token set to the EOS token, with a language-modelling collator that masks pad ids: every EOS label is -100."""
+
+    code = "TL208"
+    name = "pad-token-is-eos-masked"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    #: the assignment names both tokens; the masking collator is transformers' or trl's (SFTTrainer's default)
+    gate = (("pad_token", "pad_token_id", "add_special_tokens"), ("eos_token", "eos_token_id"),
+            ("DataCollatorForLanguageModeling", "DataCollatorForCompletionOnlyLM", "SFTTrainer"))
+
+    def visit_Module(self, node: cst.Module) -> None:
+        facts = self.ctx.facts
+        for pad in pad_set_to_eos(facts):
+            found = self._masking_collator(pad)
+            if found is None:
+                continue
+            collator, eos = found
+            self.report(
+                pad.node,
+                f"`{_short(self.ctx.code(pad.node), 42)}`: {collator} sets every pad-id label, EOS included, to -100; "
+                "the model never learns to stop",
+                hint=f"The pad id is the EOS id, and {eos}. Give the tokenizer a pad token of its own "
+                "(`tokenizer.pad_token = tokenizer.unk_token`, or a reserved/added token) or a collator that masks "
+                "padding by position (trl 0.17 and later do)",
+            )
+
+    def _masking_collator(self, pad: PadIsEos) -> tuple[str, str] | None:
+        """(the collator in words, how the texts carry EOS) where one that masks pad-id labels trains on texts
+        with that tokenizer's EOS; None when the source does not establish both."""
+        facts = self.ctx.facts
+        tok, at = pad.tokenizer, pad.node
+        for call in facts.index.get("Call", ()):
+            qn = facts.callee(call) or ""
+            if not qn.endswith(("DataCollatorForLanguageModeling", "DataCollatorForCompletionOnlyLM", ".SFTTrainer")) \
+                    or not runs_before(facts, at, call):
+                continue
+            if qn in _LM_COLLATORS:
+                mlm = argument(call, "mlm", 1)
+                if mlm is None or literal(mlm) is not False or not self._is(argument(call, "tokenizer", 0), call, tok, at):
+                    continue
+                if not self._used_as_collator(call):
+                    continue
+                eos = eos_in_texts(facts, tok, at)
+                if eos is not None:
+                    return "`DataCollatorForLanguageModeling`", eos
+            elif qn in _COMPLETION_COLLATORS:
+                if self._is(argument(call, "tokenizer"), call, tok, at) and self._used_as_collator(call):
+                    eos = eos_in_texts(facts, tok, at)
+                    if eos is not None:
+                        return "trl's `DataCollatorForCompletionOnlyLM`", eos
+            elif qn.startswith("trl.") and qn.endswith(".SFTTrainer"):
+                found = self._sft_trainer(call, tok, at)
+                if found is not None:
+                    return found
+        return None
+
+    def _sft_trainer(self, call: cst.Call, tok: cst.BaseExpression, at: cst.CSTNode) -> tuple[str, str] | None:
+        """SFTTrainer's default collator (trl older than 0.17 masks pad-id labels) on texts that carry the EOS."""
+        facts = self.ctx.facts
+        given = argument(call, "processing_class") or argument(call, "tokenizer")
+        if argument(call, "data_collator") is not None or not self._is(given, call, tok, at):
+            return None
+        if _config_flag(facts, call, "padding_free") not in (None, False):
+            return None
+        versions = versions_of(self.ctx)
+        masks = status(versions, "trl.SFTTrainer masks pad-id labels", default=REMOVED)
+        if masks.state == REMOVED or masks.pin is None:
+            return None
+        packing = _config_flag(facts, call, "packing")
+        if packing is not False and packing is not None and status(
+                versions, "trl.SFTTrainer masks pad-id labels when packing", default=ABSENT).state == ABSENT:
+            return None  # trl 0.14 and older leave packed examples to Trainer's default collator
+        collator = "SFTTrainer's default collator"
+        runs = f"this script runs with {masks.pin.describe()}, older than 0.17, whose SFTTrainer uses transformers' collator"
+        if status(versions, "trl.SFTTrainer appends EOS", default=ABSENT).state != ABSENT:
+            return collator, f"SFTTrainer appends the EOS token to every example ({runs})"
+        eos = eos_in_texts(facts, tok, at)
+        return (collator, f"{eos} ({runs})") if eos is not None else None
+
+    def _is(self, expr: cst.BaseExpression | None, at_expr: cst.CSTNode, tok: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        return expr is not None and same_object(self.ctx.facts, expr, at_expr, tok, at)
+
+    def _used_as_collator(self, collator: cst.Call) -> bool:
+        """The collator is given as a `data_collator=` or `collate_fn=` (itself or through the name bound to it)."""
+        facts = self.ctx.facts
+        for call in facts.index.get("Call", ()):
+            for a in call.args:
+                if a.keyword is None or a.keyword.value not in ("data_collator", "collate_fn"):
+                    continue
+                v = a.value
+                if isinstance(v, cst.Name):
+                    b = facts.lookup(v.value, call)
+                    v = b.value if b is not None and isinstance(b.value, cst.BaseExpression) else v
+                if v is collator:
+                    return True
+        return False
+

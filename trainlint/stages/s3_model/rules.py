@@ -27,12 +27,16 @@ from trainlint.facts import (
     literal,
     self_item,
 )
+from trainlint.facts.adapters import Adapted, adapted_models, input_grads_forced
 from trainlint.facts.constants import string_of
-from trainlint.facts.models import model_of
+from trainlint.facts.eos import same_object
+from trainlint.facts.expr import short_code
+from trainlint.facts.models import model_of, trainer_arguments
 from trainlint.facts.objects import WIDTH_KEEPING, Output, Tensor
+from trainlint.facts.paths import runs_before
 from trainlint.facts.program import program
 from trainlint.findings import Applicability, Severity
-from trainlint.pins import PROJECT, versions_of
+from trainlint.pins import ABSENT, PROJECT, VALID, status, versions_of
 from trainlint.rule import Rule, register
 
 #: checkpoints that most likely already carry a fine-tuned classification head of their own
@@ -1558,4 +1562,131 @@ class SoftmaxOverOneUnit(Rule):
             hint="softmax normalises over the classes axis; with one unit every sample gets exactly 1.0 (the loss "
             "and the predictions are constant, gradients are zero). For a binary output use one unit with "
             "`sigmoid` (and binary cross-entropy), or two units with softmax (and categorical cross-entropy)",
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# TL310: reentrant gradient checkpointing on an adapted model whose embeddings' output does not require grad.
+
+_CHECKPOINTING_DEFAULT = "transformers gradient checkpointing non-reentrant"
+
+
+def _reentrant(facts, kwargs: cst.BaseExpression | None, at: cst.CSTNode) -> bool | None:
+    """The `use_reentrant` a `gradient_checkpointing_kwargs` value gives: True, or None when it leaves the default
+    (absent, or a dict without it); False for False and for any value the source does not show."""
+    if kwargs is None:
+        return None
+    if isinstance(kwargs, cst.Name):
+        b = facts.lookup(kwargs.value, at)
+        kwargs = b.value if b is not None and isinstance(b.value, cst.BaseExpression) else kwargs
+    if isinstance(kwargs, cst.Dict):
+        for el in kwargs.elements:
+            if isinstance(el, cst.DictElement) and literal(el.key) == "use_reentrant":
+                return literal(el.value) is True
+        return None
+    if isinstance(kwargs, cst.Call) and dotted(kwargs.func) == "dict":
+        kw = keyword(kwargs, "use_reentrant")
+        return None if kw is None else literal(kw.value) is True
+    return False
+
+
+@register
+class CheckpointingWithoutInputGrads(Rule):
+    """Reentrant gradient checkpointing on a model whose adapters froze its embeddings, with nothing that makes the
+    embeddings' output require grad: the checkpointed blocks give no gradient to the adapters."""
+
+    code = "TL310"
+    name = "checkpointing-without-input-grads"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    gate = (("get_peft_model", "PeftModel", "add_adapter"), ("gradient_checkpointing", "gradient_checkpointing_enable"))
+
+    def visit_Module(self, node: cst.Module) -> None:
+        facts = self.ctx.facts
+        adapted = adapted_models(facts)
+        if not adapted or input_grads_forced(facts):
+            return
+        for a in adapted:
+            self._check(a)
+
+    def _is_model(self, expr: cst.BaseExpression | None, at: cst.CSTNode, a: Adapted) -> bool:
+        """``expr`` at ``at`` holds the adapted model: the base given to the adapter, or the name its result is bound to."""
+        facts = self.ctx.facts
+        if expr is None:
+            return False
+        if same_object(facts, expr, at, a.base, a.call):
+            return True
+        r = a.result
+        if isinstance(r, cst.Name):
+            b = facts.lookup(r.value, at) if isinstance(expr, cst.Name) and expr.value == r.value else None
+            return b is not None and b.value is a.call
+        return r is not None and same_object(facts, expr, at, r, a.call)
+
+    def _check(self, a: Adapted) -> None:
+        facts = self.ctx.facts
+        versions = versions_of(self.ctx)
+        default = status(versions, _CHECKPOINTING_DEFAULT, default=VALID, down_to=PROJECT)
+        old = default.pin is not None and default.state == ABSENT  # transformers 4: reentrant by default
+        adapter_api = isinstance(a.call.func, cst.Attribute) and a.call.func.attr.value == "add_adapter"
+        if adapter_api and status(versions, "transformers.PreTrainedModel.gradient_checkpointing_enable enables "
+                                  "adapter input grads", default=VALID, down_to=PROJECT).state != ABSENT:
+            return  # gradient_checkpointing_enable() enables the input grads of a model with adapters itself
+        if self._sft_trainer_prepares(a, versions):
+            return
+        for call in facts.method_calls("gradient_checkpointing_enable"):
+            f = call.func
+            if not isinstance(f, cst.Attribute) or not self._is_model(f.value, call, a) \
+                    or not runs_before(facts, a.call, call):
+                continue  # enabled before get_peft_model: PEFT makes the input require grad then
+            reentrant = _reentrant(facts, argument(call, "gradient_checkpointing_kwargs", 0), call)
+            if reentrant is not False and old:
+                self._report(call, a, f"`{short_code(self.ctx.code(call), 40)}`")
+                return
+        for trainer in facts.index.get("Call", ()):
+            if not self._is_model(argument(trainer, "model", 0), trainer, a):
+                continue
+            qn = facts.qualname(trainer.func) or ""
+            if qn == "trl.GRPOTrainer":
+                if status(versions, "trl.GRPOTrainer enables input grads", default=VALID, down_to=PROJECT).state != ABSENT:
+                    continue
+            elif not facts.is_trainer_class(trainer.func, trainer):
+                continue  # other trainers prepare PEFT models in ways of their own
+            given = trainer_arguments(facts, trainer)
+            kw = keyword(given[0], "gradient_checkpointing") if given is not None else None
+            if given is None or kw is None or facts.constant(kw.value, given[1]) is not True:
+                continue
+            kwargs = keyword(given[0], "gradient_checkpointing_kwargs")
+            reentrant = _reentrant(facts, kwargs.value if kwargs is not None else None, given[1])
+            if reentrant is not False and old:
+                self._report(kw, a, "`gradient_checkpointing=True`")
+                return
+
+    def _sft_trainer_prepares(self, a: Adapted, versions) -> bool:
+        """trl's SFTTrainer (0.20 on) trains the adapted model with gradient checkpointing not turned off in its
+        arguments: it calls `enable_input_require_grads()` itself when the checkpointing is on."""
+        facts = self.ctx.facts
+        if status(versions, "trl.SFTTrainer enables input grads of a PeftModel", default=VALID,
+                  down_to=PROJECT).state == ABSENT:
+            return False
+        for trainer in facts.index.get("Call", ()):
+            if facts.qualname(trainer.func) != "trl.SFTTrainer" or not self._is_model(argument(trainer, "model", 0), trainer, a):
+                continue
+            given = trainer_arguments(facts, trainer)
+            kw = keyword(given[0], "gradient_checkpointing") if given is not None else None
+            if kw is None or facts.constant(kw.value, given[1]) is not False:
+                return True
+        return False
+
+    def _report(self, node: cst.CSTNode, a: Adapted, what: str) -> None:
+        kind = a.config.removesuffix("Config") if a.config.endswith("Config") else "PEFT"
+        self.report(
+            node,
+            f"{what} on a {kind}-adapted model with frozen embeddings, no `enable_input_require_grads()`: the adapters "
+            "get no gradient",
+            hint="Reentrant checkpointing recomputes each block from its inputs and builds a graph only when an input "
+            "requires grad; with the embeddings frozen none does, so backward fails with \"element 0 of tensors does "
+            "not require grad and does not have a grad_fn\" (or the adapters get no gradient). Call "
+            "`model.enable_input_require_grads()` before `get_peft_model`, or use non-reentrant checkpointing "
+            "(`gradient_checkpointing_kwargs={\"use_reentrant\": False}`).",
         )

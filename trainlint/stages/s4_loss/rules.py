@@ -7,6 +7,10 @@ import libcst as cst
 
 from trainlint import codemod, knowledge
 from trainlint.facts import (
+    TRAINER_CLASSES,
+    TRAINER_WORDS,
+    TRAINING_ARGS_CLASSES,
+    ClassValue,
     ModelValue,
     TFDatasetValue,
     argument,
@@ -14,11 +18,14 @@ from trainlint.facts import (
     literal,
 )
 from trainlint.facts.activations import activations
-from trainlint.facts.models import compiled_model
+from trainlint.facts.calls import call_graph
+from trainlint.facts.models import compiled_model, trainer_arguments
 from trainlint.facts.losses import LossSite, fit_labels, loss_site
 from trainlint.facts.objects import Module, Output, Tensor
 from trainlint.facts.program import program
+from trainlint.facts.walk import iter_nodes
 from trainlint.findings import Applicability, Severity
+from trainlint.pins import ABSENT, VALID, status, versions_of
 from trainlint.rule import Rule, register
 
 LABEL_NAMES = frozenset({"label", "labels", "start_positions", "end_positions"})
@@ -726,3 +733,120 @@ class LabelEncodingLossMismatch(Rule):
                         "(`keras.utils.to_categorical`)")
             self.report(site.at, message, hint=hint)
             return
+
+
+# ---------------------------------------------------------------------------------------------
+# TL411: a Trainer subclass's compute_loss that ignores num_items_in_batch.
+
+#: what tells Trainer how the loss is scaled, or gives it a loss function of its own
+_LOSS_SCALING = ("model_accepts_loss_kwargs", "loss_is_scaled_for_ga", "compute_loss_func")
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    """Every name below ``node``: variables, attributes, keywords."""
+    return {n.value for n in iter_nodes(node, (cst.Name,))}
+
+
+def _minus_one(expr: cst.BaseExpression | None) -> bool:
+    return isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and literal(expr.expression) == 1
+
+
+def _token_logits(fn: cst.FunctionDef) -> bool:
+    """``fn`` reads a model output's `.logits` per token: shifted (`[:, :-1]`) or gathered at the label ids."""
+    if not any(a.attr.value == "logits" for a in iter_nodes(fn, (cst.Attribute,))):
+        return False
+    for sub in iter_nodes(fn, (cst.Subscript,)):
+        if any(isinstance(el.slice, cst.Slice) and _minus_one(el.slice.upper) for el in sub.slice):
+            return True
+    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "gather" for c in iter_nodes(fn, (cst.Call,)))
+
+
+def _reads_labels(fn: cst.FunctionDef) -> bool:
+    """``fn`` reads `labels` from its inputs: `inputs["labels"]`, `inputs.get("labels")`, `inputs.pop("labels")`."""
+    params = [p.name.value for p in fn.params.params]
+    inputs = params[2] if len(params) > 2 and params[0] == "self" else None
+    if inputs is None:
+        return False
+    for sub in iter_nodes(fn, (cst.Subscript,)):
+        if isinstance(sub.value, cst.Name) and sub.value.value == inputs and len(sub.slice) == 1 \
+                and isinstance(sub.slice[0].slice, cst.Index) and literal(sub.slice[0].slice.value) == "labels":
+            return True
+    for call in iter_nodes(fn, (cst.Call,)):
+        f = call.func
+        if isinstance(f, cst.Attribute) and f.attr.value in ("get", "pop") and isinstance(f.value, cst.Name) \
+                and f.value.value == inputs and call.args and literal(call.args[0].value) == "labels":
+            return True
+    return False
+
+
+def _ignores_num_items(fn: cst.FunctionDef) -> bool:
+    """``fn`` takes `num_items_in_batch` (by name, not through `**kwargs`) and never reads it, never calls the
+    parent's `compute_loss`, and does not divide by the accumulation steps itself."""
+    names = {p.name.value for p in (*fn.params.params, *fn.params.kwonly_params)}
+    if "num_items_in_batch" not in names or isinstance(fn.params.star_kwarg, cst.Param):
+        return False
+    if "num_items_in_batch" in _names(fn.body):
+        return False
+    attrs = {a.attr.value for a in iter_nodes(fn.body, (cst.Attribute,))}
+    return "compute_loss" not in attrs and "gradient_accumulation_steps" not in attrs
+
+
+@register
+class ComputeLossIgnoresNumItems(Rule):
+    """A `compute_loss` override that ignores `num_items_in_batch`: under gradient accumulation Trainer does not divide
+    its loss, and the gradients grow with the number of accumulation steps."""
+
+    code = "TL411"
+    name = "compute-loss-ignores-num-items"
+    severity = Severity.WARNING
+    default = False
+    measured_from = 4
+    gate = (("compute_loss",), ("num_items_in_batch",), TRAINER_WORDS)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        facts = self.ctx.facts
+        cls = facts.value_of(node.name, node)
+        if not isinstance(cls, ClassValue) or cls.node is not node or not set(cls.bases) & TRAINER_CLASSES:
+            return
+        fn = next((st for st in node.body.body if isinstance(st, cst.FunctionDef) and st.name.value == "compute_loss"),
+                  None)
+        if fn is None or not _ignores_num_items(fn) or _names(facts.module) & set(_LOSS_SCALING):
+            return
+        versions = versions_of(self.ctx)
+        st = status(versions, "transformers.Trainer(num_items_in_batch)", default=VALID)
+        if st.state == ABSENT:
+            return
+        if not any(_token_logits(m) for m in call_graph(facts).methods(node).values()):
+            return  # a model whose forward takes the loss kwargs: transformers' language models
+        if not _reads_labels(fn) and status(versions, "transformers.Trainer divides a loss without num_items_in_batch",
+                                            default=VALID).state != ABSENT:
+            return  # batches without labels: Trainer divides the loss itself
+        if not self._accumulates(node):
+            return
+        runs = st.runs or " (transformers 4.46 and later)"
+        self.report(
+            fn.name,
+            f"`{node.name.value}.compute_loss` ignores `num_items_in_batch`: under gradient accumulation Trainer leaves "
+            "its loss undivided",
+            hint=f"Trainer passes `num_items_in_batch` (the label tokens of the whole accumulated batch) to "
+            f"`compute_loss`{runs} and, for a model whose forward takes `**kwargs`, expects the loss summed over the "
+            "tokens and divided by it: it skips its own division by `gradient_accumulation_steps`. A loss averaged "
+            "within each micro-batch is then summed over the steps. Divide the summed loss by `num_items_in_batch` "
+            "when it is given, or set `self.model_accepts_loss_kwargs = False` in `__init__` so that Trainer divides.",
+        )
+
+    def _accumulates(self, cls: cst.ClassDef) -> bool:
+        """Not established that every Trainer of the class the file builds accumulates one step only."""
+        facts = self.ctx.facts
+        made = [c for c in facts.index.get("Call", ()) if isinstance(c.func, cst.Name)
+                and (b := facts.lookup(c.func.value, c)) is not None and b.value is cls]
+        if not made:
+            return True
+        for call in made:
+            given = trainer_arguments(facts, call)
+            if given is None or facts.qualname(given[0].func) not in TRAINING_ARGS_CLASSES:
+                return True
+            kw = keyword(given[0], "gradient_accumulation_steps")
+            if kw is not None and facts.constant(kw.value, given[1]) != 1:
+                return True
+        return False

@@ -7,7 +7,7 @@ import weakref
 
 import libcst as cst
 
-from trainlint import codemod
+from trainlint import codemod, knowledge
 from trainlint.facts import (
     TRAINER_WORDS,
     TRAINING_ARGS_CLASSES,
@@ -21,9 +21,18 @@ from trainlint.facts import (
     literal,
 )
 from trainlint.facts.calls import call_graph
+from trainlint.facts.constants import string_of
+from trainlint.facts.expr import short_code
 from trainlint.facts.objects import Module
 from trainlint.facts.program import program
-from trainlint.facts.models import keras_backbone, model_of, optimizer_model, parameters_owner, torch_optimizer
+from trainlint.facts.models import (
+    keras_backbone,
+    model_of,
+    optimizer_model,
+    parameters_owner,
+    torch_optimizer,
+    trainer_arguments,
+)
 from trainlint.facts.versions import legacy_keras_env
 from trainlint.findings import Applicability, Severity
 from trainlint.pins import keras_3
@@ -667,3 +676,95 @@ class HalfPrecisionOnCpu(Rule):
                 hint="on the CPU it is turned off (older accelerate fails with \"fp16 mixed precision requires a "
                 "GPU\"); drop `mixed_precision=\"fp16\"` on the CPU",
             )
+
+
+# ---------------------------------------------------------------------------------------------
+# TL508: float16 mixed precision on a checkpoint whose activations overflow float16.
+
+#: Lightning's `precision=` values that run in float16
+_LIGHTNING_FP16 = (16, "16", "16-mixed", "16-true")
+
+
+def _fp16_checkpoint(facts, model: cst.BaseExpression | None, at: cst.CSTNode) -> tuple[str, str] | None:
+    """(the checkpoint, its family) of the model ``model`` holds, when the source names a checkpoint known to
+    overflow float16: a `from_pretrained` call through the names that hold it, or a hub id given as a string."""
+    if model is None:
+        return None
+    found = string_of(facts, model, at)
+    if found is None:
+        m = model_of(facts, model, at)
+        call = m.call if m is not None and m.pretrained else None
+        found = string_of(facts, argument(call, "pretrained_model_name_or_path", 0), call) if call is not None else None
+    if found is None:
+        return None
+    family = knowledge.fp16_overflow_family(found[0])
+    return (found[0], family) if family is not None else None
+
+
+def _module_checkpoint(facts, cls: cst.ClassDef) -> tuple[str, str] | None:
+    """The one overflowing checkpoint the methods of a Lightning module of the file load with `from_pretrained`."""
+    found = set()
+    for fn in call_graph(facts).methods(cls).values():
+        for call in iter_nodes(fn, (cst.Call,)):
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "from_pretrained" \
+                    and "Tokenizer" not in (dotted(call.func.value) or "") and call in facts.where:
+                name = string_of(facts, argument(call, "pretrained_model_name_or_path", 0), call)
+                family = knowledge.fp16_overflow_family(name[0]) if name is not None else None
+                found.add((name[0], family) if name is not None and family is not None else None)
+    return found.pop() if len(found) == 1 else None
+
+
+@register
+class Fp16OnBf16Model(Rule):
+    """float16 mixed precision on a checkpoint trained in bfloat16 whose activations overflow float16."""
+
+    code = "TL508"
+    name = "fp16-on-bf16-model"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    gate = (("fp16", "precision"), ("from_pretrained", "Trainer", "SFTTrainer", "DPOTrainer"))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        qn = facts.qualname(node.func) or ""
+        if qn.endswith(".Trainer") and qn.split(".", 1)[0] in ("lightning", "pytorch_lightning"):
+            self._lightning(node)
+            return
+        if not (facts.is_trainer_class(node.func, node) or (qn.startswith("trl.") and qn.endswith("Trainer"))):
+            return
+        given = trainer_arguments(facts, node)
+        kw = keyword(given[0], "fp16") if given is not None else None
+        if given is None or kw is None or facts.constant(kw.value, given[1]) is not True:
+            return
+        found = _fp16_checkpoint(facts, argument(node, "model", 0), node)
+        if found is not None:
+            self._report(kw, "`fp16=True`", found)
+
+    def _lightning(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        kw = keyword(node, "precision")
+        if kw is None or facts.constant(kw.value, node) not in _LIGHTNING_FP16:
+            return
+        graph = call_graph(facts)
+        for fit in facts.method_calls("fit"):
+            recv = fit.func.value if isinstance(fit.func, cst.Attribute) else None
+            if not isinstance(recv, cst.Name) or (b := facts.lookup(recv.value, fit)) is None or b.value is not node:
+                continue
+            module = argument(fit, "model", 0)
+            cls = graph.instance_class(module, fit) if module is not None else None
+            found = _module_checkpoint(facts, cls) if cls is not None else None
+            if found is not None:
+                self._report(kw, f"`precision={short_code(self.ctx.code(kw.value), 12)}`", found)
+                return
+
+    def _report(self, kw: cst.Arg, setting: str, found: tuple[str, str]) -> None:
+        checkpoint, family = found
+        self.report(
+            kw,
+            f"{setting} on `{short_code(checkpoint, 40)}` ({family}, trained in bfloat16): its activations overflow "
+            "float16, the loss turns NaN or 0",
+            hint=f"{family} checkpoints were trained in bfloat16 and some of their activations exceed float16's "
+            "range (65504): under float16 autocast they become inf, then NaN (loss NaN, or 0 with a grad norm of 0). "
+            "Train in bfloat16 (`bf16=True`, `precision=\"bf16-mixed\"`) or, on a GPU without bfloat16, in float32.",
+        )

@@ -20,7 +20,9 @@ from trainlint.facts import (
     literal,
     positional,
 )
+from trainlint.facts.expr import short_code as _short
 from trainlint.facts.models import compiled_model
+from trainlint.facts.pickles import refused_content
 from trainlint.facts.versions import legacy_keras_env
 from trainlint.findings import Applicability, Severity
 from trainlint.knowledge import TRL_TOKENIZER_ALIAS, TRL_TOKENIZER_RENAMED, api_versions
@@ -28,11 +30,15 @@ from trainlint.pins import (
     ABSENT,
     DEPRECATED,
     INSTALLED,
+    PROJECT,
     REMOVED,
     VALID,
+    Pin,
     Status,
     available,
     keras_3,
+    lists_environment,
+    state_at,
     status,
     version_text,
     versions_of,
@@ -595,4 +601,110 @@ class IgnoredTokenizerArgument(Rule):
             hint=("pass the files as `vocab=` and `merges=` (or positionally), or save the tokenizer and load it with "
                   "`from_pretrained(directory)`" if bpe else
                   "pass the file as `vocab=` (or positionally), or load with `from_pretrained(directory)`"),
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# TL810: torch.load of something the weights-only unpickler refuses, on a torch that loads weights only by default.
+
+#: what lets the weights-only unpickler take more, or turns the default off, for the whole process
+_WEIGHTS_ONLY_ALLOWED = ("torch.serialization.add_safe_globals", "torch.serialization.safe_globals")
+
+
+def _weights_only_allowed(facts, source: str) -> bool:
+    """The file allows globals to the weights-only unpickler, or names the variable that turns its default off."""
+    return "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD" in source or any(
+        (facts.callee(c) or "") in _WEIGHTS_ONLY_ALLOWED for c in facts.index.get("Call", ()))
+
+
+@register
+class TorchLoadWeightsOnly(Rule):
+    """`torch.load` without `weights_only` of a file holding objects, on PyTorch 2.6 or newer: UnpicklingError."""
+
+    code = "TL810"
+    name = "torch-load-weights-only"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    gate = (("load",), ("torch",))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        if facts.callee(node) != "torch.load" or keyword(node, "weights_only") is not None \
+                or argument(node, "pickle_module", 2) is not None or any(a.star for a in node.args):
+            return
+        st = status(versions_of(self.ctx), "torch.load weights_only default", default=VALID)
+        if st.state == ABSENT:
+            return
+        what = refused_content(facts, node)
+        if what is None or _weights_only_allowed(facts, self.ctx.source):
+            return
+        runs = f"this script runs with {st.pin.describe()}" if st.pin is not None and st.pin.level != INSTALLED \
+            else "PyTorch 2.6 and later"
+        self.report(
+            node,
+            f"`{_short(self.ctx.code(node), 32)}` reads {what}, which torch.load refuses by default since PyTorch 2.6 "
+            "(UnpicklingError)",
+            hint=f"Since PyTorch 2.6 `torch.load` defaults to `weights_only=True` ({runs}), whose unpickler accepts "
+            "tensors, containers of them and plain Python values only: \"Weights only load failed\". For a file "
+            "you trust, pass `weights_only=False`; better, save and load state dicts and plain values (`.item()`, "
+            "`.tolist()`) or allow the classes with `torch.serialization.add_safe_globals([...])`.",
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# TL811: transformers' TF classes (tf-keras models) in an environment whose Keras is Keras 3, without tf-keras.
+
+
+def _keras3_without_tf_keras(ctx) -> Pin | None:
+    """The pin that shows the script's environment has Keras 3 as `keras` and no tf-keras: a description of the
+    whole environment (PEP 723 block, requirements) that pins keras 3, or TensorFlow 2.16+ without keras, and lists no
+    tf-keras. None when the source does not establish it."""
+    v = versions_of(ctx)
+    if v.pin("tf-keras", down_to=PROJECT) is not None:
+        return None
+    keras = v.pin("keras", down_to=PROJECT)
+    if keras is not None:
+        return keras if lists_environment(keras) and state_at(api_versions("keras 3"), keras) != ABSENT else None
+    tf = v.pin("tensorflow", down_to=PROJECT)
+    if tf is not None and lists_environment(tf) and state_at(api_versions("tensorflow.keras is Keras 3"), tf) != ABSENT:
+        return tf
+    return None
+
+
+@register
+class TransformersTFUnderKeras3(Rule):
+    """transformers' TF classes (tf-keras models) imported where `keras` is Keras 3 and tf-keras is not installed."""
+
+    code = "TL811"
+    name = "transformers-tf-under-keras3"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    gate = (("TF*",), ("transformers",), ("keras", "tensorflow"))
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None or dotted(node.module) != "transformers":
+            return
+        names = [a.name.value for a in _imported_names(node) if isinstance(a.name, cst.Name) and _tf_name(a.name.value)]
+        if not names:
+            return
+        st = status(versions_of(self.ctx), "transformers.TF*", default=REMOVED, down_to=PROJECT)
+        if st.pin is None or st.state == REMOVED:
+            return  # transformers 5 has no TF classes (TL807); unpinned: the latest release
+        keras = _keras3_without_tf_keras(self.ctx)
+        if keras is None:
+            return
+        refuses = status(versions_of(self.ctx), "transformers.TF* refuses Keras 3", down_to=PROJECT).state != ABSENT
+        symptom = ("transformers refuses Keras 3 on import (ValueError)" if refuses
+                   else "transformers' TF classes are written for Keras 2")
+        self.report(
+            node,
+            f"`{names[0]}` under Keras 3 without tf-keras: {symptom}",
+            hint=f"transformers 4's TensorFlow classes are tf-keras (Keras 2) models; this script runs with "
+            f"{st.pin.describe()} and {keras.describe()}, which installs Keras 3 as `keras`, and nothing installs "
+            "tf-keras. From transformers 4.38 importing them fails with \"Your currently installed version of Keras is "
+            "Keras 3, but this is not yet supported in Transformers. Please install the backwards-compatible tf-keras "
+            "package with `pip install tf-keras`\". Add `tf-keras` to the environment (and build the Keras layers "
+            "around the model with `tf_keras`), or pin Keras 2 (`tensorflow<2.16`).",
         )
