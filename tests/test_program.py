@@ -413,3 +413,28 @@ probe(raw.encode_batch(texts))
     for target in ("tokenizer_fn(texts)", "dict(enc)", 'enc["input_ids"]', "processor(text=texts)",
                    "raw.encode_batch(texts)"):
         assert what(src, target) is None, target
+
+
+def test_class_framework_through_the_files_bases():
+    facts = _facts(HEAD + """
+import lightning as L
+import keras
+
+class Base(nn.Module):
+    pass
+
+class Net(Base):
+    pass
+
+class Lit(L.LightningModule):
+    pass
+
+class Block(keras.layers.Layer):
+    pass
+
+class Plain:
+    pass
+""")
+    p = program(facts)
+    frameworks = {c.name.value: p.class_framework(c) for c in facts.index["ClassDef"]}
+    assert frameworks == {"Base": "torch", "Net": "torch", "Lit": "torch", "Block": "keras", "Plain": None}
