@@ -123,7 +123,7 @@ def test_tl206_a_tokenizer_kept_on_the_instance():
 def test_tl201_the_probe_names_the_column_that_cannot_be_stacked():
     # transformers' run_ner.py with a collator that pads the tokenizer's columns but not the word labels:
     # `input_ids` are padded, `labels` is what fails
-    from trainlint.probe.torch_util import collation_failure_text
+    from trainlint.stages.s2_batching.probe import collation_failure_text
 
     features = [{"input_ids": [101] + [7] * n + [102], "attention_mask": [1] * (n + 2), "labels": [-100] + [0] * n + [-100]}
                 for n in (3, 5, 4)]

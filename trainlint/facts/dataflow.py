@@ -65,7 +65,29 @@ class Dataflow(Scopes):
         q = self.imports.qualify(expr)
         if q is None and isinstance(expr, (cst.Name, cst.Attribute)):
             q = self._implicit(expr)
+        if q is None and isinstance(expr, (cst.Name, cst.Attribute)):
+            q = self._module_alias(expr)
         return q
+
+    def _module_alias(self, expr: cst.Name | cst.Attribute) -> str | None:
+        """A name bound once in the whole file, at module level, to an imported dotted name (`keras = tf.keras`):
+        what it names, followed by the rest of ``expr``."""
+        d = dotted(expr)
+        if d is None:
+            return None
+        head, _, rest = d.partition(".")
+        if head in self.imports.names:
+            return None
+        found = [b for names in self.bindings.values() for b in names.get(head, ())]
+        if len(found) != 1 or head not in self.bindings.get(None, {}):
+            return None
+        value = found[0].value
+        if not isinstance(value, (cst.Name, cst.Attribute)) or dotted(value) is None or dotted(value) == head:
+            return None
+        base = self.imports.qualify(value)
+        if base is None:
+            return None
+        return f"{base}.{rest}" if rest else base
 
     def _implicit(self, expr: cst.BaseExpression) -> str | None:
         """The qualified name of a name no import binds and nothing in the file assigns: from a

@@ -29,6 +29,8 @@ from trainlint.facts import (
 )
 from trainlint.facts.constants import string_of
 from trainlint.facts.models import model_of
+from trainlint.facts.objects import WIDTH_KEEPING, Output, Tensor
+from trainlint.facts.program import program
 from trainlint.findings import Applicability, Severity
 from trainlint.pins import PROJECT, versions_of
 from trainlint.rule import Rule, register
@@ -1426,3 +1428,134 @@ class LateMixedPrecision(Rule):
             cls = owner.rsplit(".", 1)[-1]
             return owner.startswith("transformers.") and cls.startswith("TF") and knowledge.head_of(cls) is not None
         return False
+
+
+# ---------------------------------------------------------------------------------------------
+# TL312: a softmax over one unit.
+
+#: torch layers that keep a 2-D batch 2-D (a `Flatten()` before them makes it 2-D)
+_RANK_KEEPING = frozenset({"Linear", "LazyLinear", "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "GELU",
+                           "SiLU", "Sigmoid", "Tanh", "Dropout", "AlphaDropout", "BatchNorm1d", "LayerNorm", "Identity"})
+
+
+def _softmax_dim(facts, node: cst.CSTNode | None, framework: str) -> int | None:
+    """The axis a softmax layer or call normalises over, when the source fixes it: Keras' `Activation("softmax")`
+    / `activation="softmax"` (the last axis) or `Softmax(axis=...)`; torch's `dim=` (None when not given)."""
+    if not isinstance(node, cst.Call):
+        return None
+    if framework == "keras":
+        short = (facts.callee(node) or "").rsplit(".", 1)[-1]
+        if short != "Softmax":
+            return -1
+        axis = facts.constant(argument(node, "axis", 0), node) if argument(node, "axis", 0) is not None else -1
+        return axis if isinstance(axis, int) else None
+    q = facts.callee(node) or ""
+    if q.rsplit(".", 1)[-1] == "Softmax" or (isinstance(node.func, cst.Attribute) and q == ""):
+        dim = argument(node, "dim", 0)  # `nn.Softmax(dim)`, `x.softmax(dim)`
+    else:
+        dim = argument(node, "dim", 1)  # `F.softmax(x, dim)`, `torch.softmax(x, dim)`
+    value = facts.constant(dim, node) if dim is not None else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@register
+class SoftmaxOverOneUnit(Rule):
+    """A softmax over a single output unit: its output is always 1.0."""
+
+    code = "TL312"
+    name = "softmax-over-one-unit"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    #: the one unit is a Keras `Dense` or a torch `Linear` of the file
+    gate = (("Dense", "Linear", "LazyLinear"),)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._reported: set[int] = set()
+        self._softmax_names: set[str] | None = None
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        q = facts.callee(node) or ""
+        short = q.rsplit(".", 1)[-1]
+        p = program(facts)
+        if q.startswith("keras.layers.") and short == "Dense":
+            m = p.module(node, node)  # premises 1-3: `Dense(1, activation="softmax")`, over its own last axis
+            units = m.units if m is not None else None
+            if units is None:
+                given_units = facts.constant(argument(node, "units", 0), node)
+                units = given_units if isinstance(given_units, int) and not isinstance(given_units, bool) else None
+            if m is not None and m.output is Output.PROBABILITIES and units == 1:
+                self._report(node, f"`{_short(self.ctx.code(node))}`")
+        elif q in ("keras.Sequential", "keras.models.Sequential", "torch.nn.Sequential"):
+            m = p.module(node, node)
+            if m is not None and m.layers is not None:
+                self._check_layers(m.layers, m.framework)
+        elif q in ("torch.softmax", "torch.nn.functional.softmax", "torch.special.softmax") or (
+                isinstance(node.func, cst.Attribute) and node.func.attr.value == "softmax" and not q
+                and isinstance(p.of(node.func.value, node), Tensor)):  # `x.softmax(-1)` (not `self.softmax(x)`)
+            t = p.of(node, node)
+            if isinstance(t, Tensor) and t.units == 1 and _softmax_dim(facts, node, "torch") == -1:
+                self._report(node, f"`{_short(self.ctx.code(node))}`")
+        elif not q.startswith(("torch.", "keras.")) and node.args and not node.args[0].star and self._may_be_softmax(
+                node.func):
+            # a softmax layer called on a tensor: `Activation("softmax")(x)`, `self.softmax(x)`
+            layer = p.module(node.func, node)
+            if layer is None or layer.layers is None or len(layer.layers) != 1:
+                return
+            only = layer.layers[0]
+            if only.output is not Output.PROBABILITIES or only.name not in WIDTH_KEEPING:
+                return
+            t = p.of(node, node)
+            if isinstance(t, Tensor) and t.units == 1 and _softmax_dim(facts, only.node, layer.framework) == -1:
+                self._report(node, f"`{_short(self.ctx.code(node))}`")
+
+    def _may_be_softmax(self, func: cst.BaseExpression) -> bool:
+        """``func`` is a softmax layer made in the call itself, or a name / attribute the file binds to one."""
+        facts = self.ctx.facts
+        if isinstance(func, cst.Call):
+            return (facts.callee(func) or "").rsplit(".", 1)[-1] in ("Activation", "Softmax")
+        if self._softmax_names is None:
+            self._softmax_names = set()
+            for a in facts.index.get("Assign", ()):
+                if isinstance(a.value, cst.Call) and (facts.callee(a.value) or "").rsplit(".", 1)[-1] in (
+                        "Activation", "Softmax"):
+                    for t in a.targets:
+                        target = t.target
+                        if isinstance(target, (cst.Name, cst.Attribute)):
+                            self._softmax_names.add(target.value if isinstance(target, cst.Name) else target.attr.value)
+        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        return name in self._softmax_names
+
+    def _check_layers(self, layers: tuple, framework: str) -> None:
+        """A softmax layer whose input has one unit: the layer before it (through width-keeping ones) has
+        `units == 1`, and the softmax normalises the last axis (torch: `dim=-1`, or `dim=1` on the 2-D batch a
+        `Flatten()` earlier in the same stack makes)."""
+        width: int | None = None
+        flat = False
+        for layer in layers:
+            if layer.output is Output.PROBABILITIES and layer.name in WIDTH_KEEPING and width == 1:
+                dim = _softmax_dim(self.ctx.facts, layer.node, framework)
+                if dim == -1 or (dim == 1 and flat and framework == "torch"):
+                    self._report(layer.node, f"`{_short(self.ctx.code(layer.node))}` after a layer of one unit")
+            if layer.units is not None:
+                width = layer.units
+            elif layer.name not in WIDTH_KEEPING:
+                width = None
+            if framework == "torch":
+                flat = (layer.name == "Flatten" and not (isinstance(layer.node, cst.Call) and layer.node.args)) or (
+                    flat and layer.name in _RANK_KEEPING)
+
+    def _report(self, node: cst.CSTNode | None, what: str) -> None:
+        if node is None or id(node) in self._reported:
+            return
+        self._reported.add(id(node))
+        self.report(
+            node,
+            f"{what}: a softmax over a single unit is always 1.0, so the output never depends on the input and "
+            "nothing learns",
+            hint="softmax normalises over the classes axis; with one unit every sample gets exactly 1.0 (the loss "
+            "and the predictions are constant, gradients are zero). For a binary output use one unit with "
+            "`sigmoid` (and binary cross-entropy), or two units with softmax (and categorical cross-entropy)",
+        )

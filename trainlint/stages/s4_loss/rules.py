@@ -15,7 +15,8 @@ from trainlint.facts import (
 )
 from trainlint.facts.activations import activations
 from trainlint.facts.models import compiled_model
-from trainlint.facts.objects import Module, Output
+from trainlint.facts.losses import LossSite, fit_labels, loss_site
+from trainlint.facts.objects import Module, Output, Tensor
 from trainlint.facts.program import program
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
@@ -418,4 +419,301 @@ class SingleLossMultiOutput(Rule):
                 f"{[c for c, _ in outputs]!r}` (the loss is applied to each), or drop `loss=` and keep the labels in "
                 "the inputs to use the model's internal loss",
             )
+            return
+
+
+# ---------------------------------------------------------------------------------------------
+# TL409, TL410, TL412: the output activation against what the loss expects.
+
+#: the Keras cross-entropies, as gate words (a loss given as a string needs `compile`)
+_KERAS_CE_WORDS = ("compile", "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
+                   "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy", "binary_crossentropy",
+                   "categorical_crossentropy", "sparse_categorical_crossentropy", "binary_focal_crossentropy",
+                   "categorical_focal_crossentropy")
+_TORCH_LOSS_WORDS = ("CrossEntropyLoss", "cross_entropy", "NLLLoss", "nll_loss", "BCELoss", "binary_cross_entropy",
+                     "BCEWithLogitsLoss", "binary_cross_entropy_with_logits", "MultiLabelSoftMarginLoss",
+                     "multilabel_soft_margin_loss")
+
+
+def _keras_layer(facts, node: cst.CSTNode | None) -> bool:
+    """``node`` makes a Keras layer (or calls one): `Dense(1)`, `Activation("softmax")(x)`."""
+    if not isinstance(node, cst.Call):
+        return False
+    q = facts.callee(node) or ""
+    if not q and isinstance(node.func, cst.Call):
+        q = facts.callee(node.func) or ""
+    return q.startswith("keras.layers.")
+
+
+def _output_of(site: LossSite) -> tuple[Output | None, cst.CSTNode | None, Output | None, cst.CSTNode | None,
+                                        int | None]:
+    """(output, origin, scores, scores origin, units) of what the loss is computed on."""
+    v = site.values
+    if isinstance(v, (Module, Tensor)):
+        return v.output, v.origin, v.scores, v.scores_origin, v.units
+    return None, None, None, None, None
+
+
+@register
+class KerasLogitsIntoProbabilityLoss(Rule):
+    """A plain or subclassed Keras model whose last layer is linear, trained with a cross-entropy that expects
+    probabilities (no `from_logits=True`)."""
+
+    code = "TL412"
+    name = "keras-logits-into-probability-loss"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    #: a Keras cross-entropy (a string one needs `compile`) on a model whose linear last layer is a Dense or a
+    #: convolution of the file
+    gate = (_KERAS_CE_WORDS, ("Dense", "Conv1D", "Conv2D", "Conv3D"))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        site = loss_site(facts, node)
+        # premise 2: a Keras cross-entropy that expects probabilities (`from_logits` absent or False)
+        if site is None or site.loss.framework != "keras" or site.loss.expects not in (Output.PROBABILITIES,
+                                                                                        Output.SIGMOID):
+            return
+        output, origin, _, _, _ = _output_of(site)
+        # premises 1 and 3: what the loss is computed on is a Keras layer's linear output (no activation)
+        if output is not Output.LOGITS or not _keras_layer(facts, origin) or origin is None:
+            return
+        if isinstance(site.values, Module) and site.values.framework != "keras":
+            return
+        layer = _short(self.ctx.code(origin))
+        binary = site.loss.targets == "binary"
+        self.report(
+            site.at,
+            f"`{layer}` has no activation, but `{site.loss.name}` (no `from_logits=True`) takes its raw "
+            f"outputs for {'probabilities' if binary else 'a probability distribution'}",
+            hint="Keras computes the loss as if the scores were probabilities: it "
+            + ("clips them to [1e-7, 1 - 1e-7], so the gradient vanishes outside that range"
+               if binary else "divides them by their sum and clips them, so negative scores give nonsense")
+            + " and the loss barely moves. Pass `from_logits=True` to the loss (`keras.losses."
+            + _KERAS_LOSS_CLASS.get(site.loss.name, site.loss.name)
+            + "(from_logits=True)`), or give the last layer "
+            + ('`activation="sigmoid"`' if binary else '`activation="softmax"`'),
+        )
+
+
+_KERAS_LOSS_CLASS = {
+    "binary_crossentropy": "BinaryCrossentropy", "categorical_crossentropy": "CategoricalCrossentropy",
+    "sparse_categorical_crossentropy": "SparseCategoricalCrossentropy",
+    "binary_focal_crossentropy": "BinaryFocalCrossentropy", "categorical_focal_crossentropy": "CategoricalFocalCrossentropy",
+}
+
+#: (framework, what the values are, what the loss expects) → (what is wrong, why and what to do); Keras
+#: losses here take probabilities (`from_logits=False`: their linear outputs are TL412's), torch losses name theirs
+_MISMATCH = {
+    ("keras", Output.SIGMOID, Output.PROBABILITIES): (
+        "independent sigmoid scores, but `{loss}` expects one softmax distribution over the classes",
+        "the loss renormalises scores that do not sum to 1 and trains on them; the outputs are no class "
+        "probabilities. Use `softmax` for one class out of several, or a binary cross-entropy for several labels"),
+    ("keras", Output.NON_NEGATIVE, Output.PROBABILITIES): (
+        "ReLU outputs, but `{loss}` expects one softmax distribution over the classes",
+        "the loss divides the outputs by their sum: a row of zeros gives NaN, and the scores are no probabilities; "
+        "use `softmax` on the last layer"),
+    ("keras", Output.NON_NEGATIVE, Output.SIGMOID): (
+        "ReLU outputs, but `{loss}` expects probabilities in (0, 1)",
+        "the loss clips values above 1 to 1 - 1e-7: their gradient is zero and the loss stalls; use `sigmoid` on "
+        "the last layer (or a loss with `from_logits=True` on a linear one)"),
+    ("torch", Output.SIGMOID, Output.LOGITS): (
+        "sigmoid outputs, but `{loss}` takes logits and applies log-softmax to them",
+        "a softmax over values in (0, 1) is nearly uniform: the loss cannot approach 0 and training stalls; give "
+        "`{loss}` the raw scores (drop the sigmoid), or use `BCEWithLogitsLoss` for independent labels"),
+    ("torch", Output.SIGMOID, Output.LOG_PROBABILITIES): (
+        "sigmoid outputs, but `{loss}` expects log-probabilities",
+        "NLLLoss returns minus the value at the target: on probabilities it is -p, no cross-entropy; use "
+        "`log_softmax` (or `CrossEntropyLoss` on the raw scores)"),
+    ("torch", Output.LOGITS, Output.LOG_PROBABILITIES): (
+        "raw scores of a linear layer, but `{loss}` expects log-probabilities",
+        "NLLLoss returns minus the score at the target: it falls without bound as that score grows and never "
+        "compares the classes; apply `log_softmax` first, or use `CrossEntropyLoss` on the raw scores"),
+    ("torch", Output.LOGITS, Output.SIGMOID): (
+        "raw scores of a linear layer, but `{loss}` expects probabilities in [0, 1]",
+        'torch raises "all elements of input should be between 0 and 1" on the first score outside it; use '
+        "`BCEWithLogitsLoss` on the raw scores, or apply `torch.sigmoid` first"),
+    ("torch", Output.LOG_PROBABILITIES, Output.SIGMOID): (
+        "log-probabilities, but `{loss}` expects probabilities in [0, 1]",
+        'torch raises "all elements of input should be between 0 and 1" on negative values; use `NLLLoss` on '
+        "log-probabilities, or `BCEWithLogitsLoss` on raw scores"),
+}
+
+
+@register
+class OutputActivationLossMismatch(Rule):
+    """The activation of the model's last layer is not what the loss expects: a sigmoid into a categorical
+    cross-entropy or `CrossEntropyLoss`, a linear output into `NLLLoss` or `BCELoss`, a one-unit sigmoid into a
+    categorical loss."""
+
+    code = "TL409"
+    name = "output-activation-loss-mismatch"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    #: a loss of Keras (a string one needs `compile`), torch or a functional Keras one
+    gate = ((*_KERAS_CE_WORDS, *_TORCH_LOSS_WORDS),)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._reported: set[int] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        site = loss_site(facts, node)
+        if site is None or site.loss.expects is None or site.loss.framework not in ("keras", "torch"):
+            return
+        output, origin, _, _, units = _output_of(site)
+        if output is None or origin is None:
+            return
+        if site.loss.framework == "keras" and not (_keras_layer(facts, origin) or self._activation_call(origin)):
+            return  # premise 1: the values come from a Keras layer or an activation function the source shows
+        expects = site.loss.expects
+        if site.loss.framework == "keras" and expects is Output.LOGITS:
+            return  # probabilities into a loss `from_logits=True`: TL403 (ReLU outputs: TL410)
+        key = (site.loss.framework, output, expects)
+        name = site.loss.name
+        if output is Output.SIGMOID and expects is Output.PROBABILITIES and units == 1:
+            sparse = site.loss.targets == "class ids"
+            self._report(site, site.at, f"one sigmoid unit into `{site.loss.name}`: a categorical cross-entropy "
+                         "over one unit is constant, so nothing learns",
+                         "the loss normalises the outputs over the classes axis, where one unit is always the whole "
+                         "distribution: the loss is 0 with zero gradients"
+                         + (" (and a label 1 is out of the valid range [0, 1))" if sparse else "")
+                         + "; use `binary_crossentropy` for a binary output")
+            return
+        texts = _MISMATCH.get(key)
+        if texts is None:
+            return
+        # a compiled model: where its last activation is set (the fix is there, or in the loss beside it)
+        self._report(site, origin if site.compiled else site.at, texts[0].format(loss=name), texts[1].format(loss=name))
+
+    def _activation_call(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.Call) and (self.ctx.facts.callee(node) or "").startswith(
+            ("tensorflow.", "keras.activations.", "keras.ops."))
+
+    def _report(self, site: LossSite, at: cst.CSTNode, message: str, hint: str) -> None:
+        if id(at) in self._reported:
+            return
+        self._reported.add(id(at))
+        what = _short(self.ctx.code(site.prediction)) if site.prediction is not None else "the prediction"
+        self.report(at, message if message.startswith("one ") else f"`{what}` gives {message}", hint=hint)
+
+
+@register
+class ReluBeforeLogitsLoss(Rule):
+    """A final ReLU (an output that cannot be negative) fed to a loss that takes logits (`CrossEntropyLoss`,
+    `BCEWithLogitsLoss`, a Keras loss `from_logits=True`), or under the log-softmax / softmax the loss is given."""
+
+    code = "TL410"
+    name = "relu-before-logits-loss"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    #: a ReLU (a layer, a function, or `activation="relu"`: a Dense or a convolution) and a loss
+    gate = (("ReLU", "ReLU6", "relu", "relu6", "Dense", "Conv1D", "Conv2D", "Conv3D"),
+            (*_KERAS_CE_WORDS, *_TORCH_LOSS_WORDS))
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._reported: set[int] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        site = loss_site(self.ctx.facts, node)
+        if site is None or site.loss.framework not in ("keras", "torch") or site.loss.expects is None:
+            return
+        output, origin, scores, scores_origin, _ = _output_of(site)
+        expects = site.loss.expects
+        if output is Output.NON_NEGATIVE and expects is Output.LOGITS:
+            relu, under = origin, ""  # premise 1-2: the loss normalises the ReLU's output itself
+        elif scores is Output.NON_NEGATIVE and output in (Output.LOG_PROBABILITIES, Output.PROBABILITIES,
+                                                          Output.SIGMOID) and (
+                output is expects or (output is Output.LOG_PROBABILITIES and expects is Output.LOGITS)):
+            relu, under = scores_origin, {Output.LOG_PROBABILITIES: "log-softmax", Output.PROBABILITIES: "softmax",
+                                          Output.SIGMOID: "sigmoid"}[output]
+        else:
+            return
+        if relu is None or id(relu) in self._reported:
+            return
+        self._reported.add(id(relu))
+        loss = site.loss.name
+        where = f"under the {under} given to `{loss}`" if under else f"before `{loss}`, which takes logits"
+        self.report(
+            relu,
+            f"`{_short(self.ctx.code(relu))}` is the last activation {where}: the class scores can never be "
+            "negative",
+            hint="scores clipped at 0 cannot push a wrong class below the others, every class the ReLU silences gets "
+            "the same score, and a unit stuck below 0 gets no gradient at all (dead units): training stalls. Drop "
+            "the final ReLU: the loss (or the softmax) wants raw scores",
+        )
+
+
+@register
+class LabelEncodingLossMismatch(Rule):
+    """Labels encoded the way the loss does not take: integer class ids into `categorical_crossentropy` (one-hot
+    expected), one-hot vectors into `sparse_categorical_crossentropy` or `NLLLoss` (class ids expected)."""
+
+    code = "TL408"
+    name = "label-encoding-loss-mismatch"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    #: Keras: a cross-entropy (strings need `compile`) and a `fit`; torch: `one_hot` and a class-id loss
+    gate = ((*_KERAS_CE_WORDS, "CrossEntropyLoss", "cross_entropy", "NLLLoss", "nll_loss"),
+            ("fit", "fit_generator", "one_hot"))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        site = loss_site(facts, node)
+        if site is None:
+            return
+        if site.compiled:
+            self._check_keras(site)
+        elif site.loss.framework == "torch" and site.target is not None and site.loss.targets == "class ids":
+            t = program(facts).of(site.target, node)
+            # premise 1: one-hot vectors, straight from `one_hot` (int64: CrossEntropyLoss takes float class
+            # probabilities only); premise 2: a loss that takes class ids
+            if not isinstance(t, Tensor) or t.output is not Output.ONE_HOT or not isinstance(t.node, cst.Call):
+                return
+            if site.loss.name in ("CrossEntropyLoss", "cross_entropy") and not (
+                    facts.callee(t.node) or "").endswith(".one_hot"):
+                return
+            self.report(
+                node,
+                f"`{_short(self.ctx.code(site.target))}` holds one-hot vectors, but `{site.loss.name}` takes class "
+                "ids: the first step fails",
+                hint="the target is made by `one_hot` (int64, one vector a sample): "
+                + ("NLLLoss wants one class index a sample (`multi-target not supported`)"
+                   if site.loss.name in ("NLLLoss", "nll_loss") else
+                   'CrossEntropyLoss reads an int64 target as class ids of shape (N,) and fails ("Expected '
+                   'floating point type for target with class probabilities")')
+                + "; give the loss the class ids themselves (`labels`, or `onehot.argmax(dim=1)`)",
+            )
+
+    def _check_keras(self, site: LossSite) -> None:
+        targets = site.loss.targets  # premise 2: the loss takes one-hot vectors, or class ids
+        if targets not in ("one-hot", "class ids"):
+            return
+        model = site.values if isinstance(site.values, Module) else None
+        if targets == "one-hot" and model is not None and model.units == 1:
+            return  # one output unit: a categorical loss over it is TL409's
+        for kind, made in fit_labels(self.ctx.facts, site):  # premises 1 and 3: the labels `fit` trains it on
+            if (kind, targets) not in ((Output.ONE_HOT, "class ids"), (Output.CLASS_IDS, "one-hot")):
+                continue
+            made_by = _short(self.ctx.code(made))
+            if kind is Output.ONE_HOT:
+                message = (f"`{site.loss.name}` takes integer class ids, but the labels are one-hot vectors "
+                           f"(`{made_by}`)")
+                hint = ("the sparse loss wants one class index a sample: fit fails on the label shape; use "
+                        "`categorical_crossentropy` with one-hot labels, or keep the sparse loss and the integer "
+                        "labels (drop `to_categorical`, `class_mode=\"sparse\"`)")
+            else:
+                message = (f"`{site.loss.name}` takes one-hot vectors, but the labels are integer class ids "
+                           f"(`{made_by}`)")
+                hint = ("the categorical loss wants one vector of class probabilities a sample: fit fails on the "
+                        "label shape (or, with an output of one unit, trains on nothing); use "
+                        "`sparse_categorical_crossentropy` with integer labels, or one-hot encode them "
+                        "(`keras.utils.to_categorical`)")
+            self.report(site.at, message, hint=hint)
             return

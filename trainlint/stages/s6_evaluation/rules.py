@@ -21,6 +21,9 @@ from trainlint.facts import (
     keyword,
     literal,
 )
+from trainlint.facts.losses import loss_site
+from trainlint.facts.objects import Output
+from trainlint.facts.scores import scores
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
@@ -722,3 +725,222 @@ class UnknownMetricForBestModel(Rule):
             return set(_GLUE_KEYS.get(config, {"accuracy"})) if short == "glue" else None
         keys = _METRIC_KEYS.get(short)
         return set(keys) if keys is not None else None
+
+
+# ---------------------------------------------------------------------------------------------
+# TL609, TL610: hand-written accuracies.
+
+#: reductions that turn a comparison into a rate or a count of correct predictions
+_REDUCTIONS = frozenset({
+    "torch.mean", "torch.sum", "numpy.mean", "numpy.sum", "numpy.count_nonzero", "tensorflow.reduce_mean",
+    "tensorflow.reduce_sum", "tensorflow.math.reduce_mean", "tensorflow.math.reduce_sum",
+    "tensorflow.math.count_nonzero", "tensorflow.count_nonzero", "keras.ops.mean", "keras.ops.sum",
+})
+_REDUCING_METHODS = frozenset({"mean", "sum", "count_nonzero"})
+_EQUAL_FUNCTIONS = frozenset({"tensorflow.equal", "tensorflow.math.equal", "torch.eq", "numpy.equal",
+                              "keras.ops.equal"})
+_GREATER_FUNCTIONS = frozenset({"tensorflow.greater", "tensorflow.math.greater", "tensorflow.greater_equal",
+                                "tensorflow.math.greater_equal", "torch.gt", "torch.ge", "numpy.greater",
+                                "numpy.greater_equal"})
+_ROUNDING = frozenset({"tensorflow.round", "tensorflow.math.round", "torch.round", "numpy.round", "numpy.rint",
+                       "numpy.around", "keras.ops.round"})
+
+
+def _reduced(facts, node: cst.Call) -> cst.BaseExpression | None:
+    """What a reduction (`x.float().mean()`, `tf.reduce_mean(tf.cast(x, ...))`, `np.sum(x)`) reduces."""
+    q = facts.callee(node) or ""
+    if q in _REDUCTIONS:
+        return argument(node, "input", 0)
+    f = node.func
+    if isinstance(f, cst.Attribute) and f.attr.value in _REDUCING_METHODS and not q:
+        return f.value
+    return None
+
+
+def _names(expr: cst.BaseExpression) -> set[str]:
+    """The variables ``expr`` reads (not the attribute names of `x.attr`)."""
+    attrs = {id(a.attr) for a in iter_nodes(expr, (cst.Attribute,))}
+    return {n.value for n in iter_nodes(expr, (cst.Name,)) if id(n) not in attrs}
+
+
+def _half(facts, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """``expr`` is the threshold 0.5: `0.5`, `tf.ones_like(x) * 0.5`, `0.5 * torch.ones_like(x)`."""
+    if facts.constant(expr, at) == 0.5:
+        return True
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        for half, ones in ((expr.left, expr.right), (expr.right, expr.left)):
+            if literal(half) == 0.5 and isinstance(ones, cst.Call) and (facts.callee(ones) or "").endswith(".ones_like"):
+                return True
+    return False
+
+
+@register
+class AccuracyOnLogits(Rule):
+    """A hand-written accuracy on class scores without argmax or threshold: logits compared with the labels,
+    rounded or thresholded at 0.5 as if they were probabilities; probabilities compared with the labels."""
+
+    code = "TL609"
+    name = "accuracy-on-logits"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    #: a reduction of the comparison (a method `.mean()` / `.sum()`, or a function of the same names)
+    gate = (("mean", "sum", "reduce_mean", "reduce_sum", "count_nonzero"),)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._reported: set[int] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        inner = _reduced(facts, node)  # premise 3: the comparison is counted (a rate or a number of hits)
+        if inner is None:
+            return
+        for cmp in iter_nodes(inner, (cst.Comparison, cst.Call)):
+            if isinstance(cmp, cst.Comparison) and len(cmp.comparisons) == 1:
+                op = cmp.comparisons[0].operator
+                left, right = cmp.left, cmp.comparisons[0].comparator
+                if isinstance(op, cst.Equal):
+                    self._equality(cmp, left, right, node)
+                elif isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)):
+                    self._threshold(cmp, left, right, node)
+                elif isinstance(op, (cst.LessThan, cst.LessThanEqual)):
+                    self._threshold(cmp, right, left, node)
+            elif isinstance(cmp, cst.Call):
+                q = facts.callee(cmp) or ""
+                a, b = argument(cmp, "x", 0), argument(cmp, "y", 1)
+                if a is None or b is None:
+                    continue
+                if q in _EQUAL_FUNCTIONS:
+                    self._equality(cmp, a, b, node)
+                elif q in _GREATER_FUNCTIONS:
+                    self._threshold(cmp, a, b, node)
+
+    def _equality(self, cmp: cst.CSTNode, left: cst.BaseExpression, right: cst.BaseExpression, at: cst.Call) -> None:
+        facts = self.ctx.facts
+        for side, other in ((left, right), (right, left)):
+            if literal(other) is not UNKNOWN:
+                return  # premise 2: compared with labels, not with a constant
+            value: cst.BaseExpression | None = side
+            rounded = False
+            if isinstance(side, cst.Call) and (facts.callee(side) or "") in _ROUNDING:
+                value, rounded = argument(side, "x", 0), True  # `tf.round(x)`
+            elif isinstance(side, cst.Call) and isinstance(side.func, cst.Attribute) and side.func.attr.value == "round" \
+                    and not side.args and not facts.callee(side):
+                value, rounded = side.func.value, True  # `x.round()`
+            if value is None:
+                continue
+            found = scores(facts).kind(value, at)  # premise 1: class scores
+            if found is None:
+                continue
+            if _names(value) & _names(other) or scores(facts).kind(other, at) is not None:
+                return  # premise 2: compared with something else than the labels (`probs == probs.max(...)`)
+            kind, why = found
+            if kind is Output.LOGITS:
+                how = "rounds them" if rounded else "compares them with the labels"
+                self._report(cmp, value, f"holds logits (given to `{self._loss_name(why)}`), but the accuracy {how} "
+                             "as if they were class decisions")
+                return
+            if not rounded:
+                self._report(cmp, value, "holds probabilities, but the accuracy compares them with the labels for "
+                             "equality, which almost never holds")
+                return
+
+    def _threshold(self, cmp: cst.CSTNode, value: cst.BaseExpression, bound: cst.BaseExpression, at: cst.Call) -> None:
+        facts = self.ctx.facts
+        if not _half(facts, bound, at):
+            return
+        found = scores(facts).kind(value, at)
+        if found is not None and found[0] is Output.LOGITS:  # premises 1-2: logits thresholded as probabilities
+            self._report(cmp, value, f"holds logits (given to `{self._loss_name(found[1])}`), but the accuracy "
+                         "thresholds them at 0.5 as if they were probabilities")
+
+    def _loss_name(self, node: cst.CSTNode) -> str:
+        f = node.func if isinstance(node, cst.Call) else node
+        return _short(self.ctx.code(f))
+
+    def _report(self, cmp: cst.CSTNode, value: cst.BaseExpression, what: str) -> None:
+        if id(cmp) in self._reported:
+            return
+        self._reported.add(id(cmp))
+        self.report(
+            cmp,
+            f"`{_short(self.ctx.code(value))}` {what}",
+            hint="the accuracy does not measure the model: logits are no probabilities (their decision boundary is 0, "
+            "not 0.5; `round` of a logit is no class), and probabilities equal a label almost never. Compare class "
+            "decisions: `scores.argmax(dim=1) == labels` for several classes, `(logits > 0)` or "
+            "`torch.sigmoid(logits) > 0.5` (TensorFlow: `tf.round(tf.sigmoid(logits))`) for a binary output",
+        )
+
+
+@register
+class ArgmaxWithoutDim(Rule):
+    """`argmax()` without `dim` / `axis` over a batch of scores, compared with the labels of every example."""
+
+    code = "TL610"
+    name = "argmax-without-dim"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    gate = (("argmax",),)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
+            return
+        left, right = node.left, node.comparisons[0].comparator
+        for side, other in ((left, right), (right, left)):
+            scores_expr = self._flat_argmax(side)  # premise 1: argmax over the flattened tensor
+            if scores_expr is None or not isinstance(side, cst.Call):
+                continue
+            self._check(side, scores_expr, other)
+            return
+
+    def _flat_argmax(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        if not isinstance(expr, cst.Call):
+            return None
+        facts = self.ctx.facts
+        q = facts.callee(expr) or ""
+        if q in ("torch.argmax", "numpy.argmax"):
+            if argument(expr, "dim" if q.startswith("torch") else "axis", 1) is not None or any(
+                    a.star for a in expr.args):
+                return None
+            return argument(expr, "input" if q.startswith("torch") else "a", 0)
+        f = expr.func
+        if isinstance(f, cst.Attribute) and f.attr.value == "argmax" and not q and not expr.args:
+            return f.value
+        return None
+
+    def _check(self, argmax: cst.Call, scores_expr: cst.BaseExpression, labels: cst.BaseExpression) -> None:
+        """Premises 2-3: the scores and the labels are the prediction and the target of one class-id loss of
+        the file (so the scores have a row per example, and the labels one class id per row)."""
+        facts = self.ctx.facts
+        where = self._recorded(argmax)
+        if where is None:
+            return
+        s = scores(facts)
+        want = (s.key(scores_expr, where), s.key(labels, where))
+        if None in want:
+            return
+        for call in facts.index.get("Call", ()):
+            site = loss_site(facts, call)
+            if site is None or site.loss.targets != "class ids" or site.prediction is None or site.target is None:
+                continue
+            if site.loss.framework != "torch" or site.compiled:
+                continue
+            if (s.key(site.prediction, call), s.key(site.target, call)) == want:
+                self.report(
+                    argmax,
+                    f"`{_short(self.ctx.code(argmax))}` has no `dim`: it returns one index into the flattened "
+                    f"`{_short(self.ctx.code(scores_expr))}`, compared with every example's label",
+                    hint=f"`{_short(self.ctx.code(scores_expr))}` has a row of class scores per example (it is the "
+                    f"input of `{site.loss.name}`); without `dim` argmax flattens it, so the accuracy compares one "
+                    "number with all the labels. Use `argmax(dim=1)` (the class axis)",
+                )
+                return
+
+    def _recorded(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """A node of the walk at ``node``'s place (the call itself, or a call inside it)."""
+        facts = self.ctx.facts
+        if node in facts.where:
+            return node
+        return next((c for c in iter_nodes(node, (cst.Call,)) if c in facts.where), None)
