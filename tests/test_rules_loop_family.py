@@ -1,0 +1,94 @@
+"""The hand-written-loop family of rules (TL209): the forms their real cases take, each next to the
+correct twin that must stay quiet."""
+
+from __future__ import annotations
+
+import textwrap
+
+from trainlint.config import Settings
+from trainlint.engine import lint_source
+
+
+def lint(source: str, code: str):
+    return [f for f in lint_source(textwrap.dedent(source), "train.py", Settings(select=[code])) if f.code == code]
+
+
+def rows(source: str, code: str) -> list[int]:
+    return [f.start.row for f in lint(source, code)]
+
+
+def row_of(source: str, text: str, occurrence: int = 0) -> int:
+    """The 1-based line of the dedented ``source`` that holds ``text`` (its ``occurrence``-th time)."""
+    return [i for i, line in enumerate(textwrap.dedent(source).splitlines(), 1) if text in line][occurrence]
+
+
+# -- TL209 ----------------------------------------------------------------------------------------------
+
+SAMPLER_ON_ONE_BRANCH = """
+import torch
+from torch.utils.data import DataLoader
+from torch.utils.data.distributed import DistributedSampler
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+
+    def run_epoch(self, loader):
+        self.model.train()
+        for x, y in loader:
+            self.optimizer.zero_grad()
+            torch.nn.functional.cross_entropy(self.model(x), y).backward()
+            self.optimizer.step()
+
+    def fit(self, dataset, args):
+        sampler = DistributedSampler(dataset) if args.distributed else None
+        loader = DataLoader(dataset, batch_size=32, shuffle=sampler is None, sampler=sampler)
+        for epoch in range(args.epochs):
+            self.run_epoch(loader)
+"""
+
+
+def test_tl209_sampler_on_one_branch_feeds_a_method_run_every_epoch():
+    assert rows(SAMPLER_ON_ONE_BRANCH, "TL209") == [row_of(SAMPLER_ON_ONE_BRANCH, "sampler = DistributedSampler")]
+
+
+def test_tl209_silent_once_the_epoch_is_set_through_the_loader():
+    fixed = SAMPLER_ON_ONE_BRANCH.replace("            self.run_epoch(loader)",
+                                          "            if sampler is not None:\n"
+                                          "                loader.sampler.set_epoch(epoch)\n"
+                                          "            self.run_epoch(loader)")
+    assert rows(fixed, "TL209") == []
+
+
+LOADER_FROM_HELPER = """
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def make_loader(dataset, batch_size):
+    return DataLoader(dataset, batch_size=batch_size, sampler=DistributedSampler(dataset), num_workers=4)
+
+
+def main(dataset, model, optimizer, epochs):
+    loader = make_loader(dataset, 64)
+    step = 0
+    while step < 10000:
+        for batch in loader:
+            loss = model(**batch).loss
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            step += 1
+"""
+
+
+def test_tl209_loader_returned_by_a_helper_and_iterated_in_a_while_loop():
+    assert rows(LOADER_FROM_HELPER, "TL209") == [row_of(LOADER_FROM_HELPER, "DistributedSampler(dataset)")]
+
+
+def test_tl209_silent_when_the_loader_goes_to_a_framework_or_runs_one_epoch():
+    prepared = LOADER_FROM_HELPER.replace("    loader = make_loader(dataset, 64)\n",
+                                          "    loader = accelerator.prepare(make_loader(dataset, 64))\n")
+    assert rows(prepared, "TL209") == []
+    one_epoch = LOADER_FROM_HELPER.replace("while step < 10000:", "for _ in range(1):")
+    assert rows(one_epoch, "TL209") == []
