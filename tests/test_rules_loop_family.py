@@ -1,4 +1,4 @@
-"""The hand-written-loop family of rules (TL209): the forms their real cases take, each next to the
+"""The hand-written-loop family of rules (TL209, TL309): the forms their real cases take, each next to the
 correct twin that must stay quiet."""
 
 from __future__ import annotations
@@ -92,3 +92,38 @@ def test_tl209_silent_when_the_loader_goes_to_a_framework_or_runs_one_epoch():
     assert rows(prepared, "TL209") == []
     one_epoch = LOADER_FROM_HELPER.replace("while step < 10000:", "for _ in range(1):")
     assert rows(one_epoch, "TL209") == []
+
+
+# -- TL309 ----------------------------------------------------------------------------------------------
+
+PARAMETERS = """
+import torch
+import torch.nn as nn
+
+
+class Base(nn.Module):
+    pass
+
+
+class Layer(Base):
+    def __init__(self, n, device):
+        super().__init__()
+        self.a = nn.Parameter(torch.randn(n)).cuda()
+        self.b = nn.Parameter(torch.randn(n)).to(device)
+        self.c = nn.Parameter(torch.Tensor(n, n).uniform_(-0.1, 0.1)).double()
+        self.d = nn.Parameter(torch.zeros(n, device=device)).to(device)
+        self.e = nn.Parameter(torch.zeros(n).to(device))
+        self.f = nn.Parameter(torch.ones(n)).float()
+"""
+
+
+def test_tl309_moves_and_casts_of_a_parameter_on_a_subclass_of_the_files_module():
+    found = lint(PARAMETERS, "TL309")
+    assert [f.start.row for f in found] == [row_of(PARAMETERS, "self.a ="), row_of(PARAMETERS, "self.b ="),
+                                            row_of(PARAMETERS, "self.c =")]
+    assert "on a GPU" in found[1].message and "on a GPU" not in found[0].message
+
+
+def test_tl309_silent_when_torch_makes_tensors_on_the_gpu_by_default():
+    source = PARAMETERS.replace("import torch.nn as nn\n", "import torch.nn as nn\ntorch.set_default_device('cuda')\n")
+    assert rows(source, "TL309") == []
