@@ -1,4 +1,4 @@
-"""The hand-written-loop family of rules (TL209, TL309): the forms their real cases take, each next to the
+"""The hand-written-loop family of rules (TL209, TL309, TL311): the forms their real cases take, each next to the
 correct twin that must stay quiet."""
 
 from __future__ import annotations
@@ -127,3 +127,36 @@ def test_tl309_moves_and_casts_of_a_parameter_on_a_subclass_of_the_files_module(
 def test_tl309_silent_when_torch_makes_tensors_on_the_gpu_by_default():
     source = PARAMETERS.replace("import torch.nn as nn\n", "import torch.nn as nn\ntorch.set_default_device('cuda')\n")
     assert rows(source, "TL309") == []
+
+
+# -- TL311 ----------------------------------------------------------------------------------------------
+
+ATTENTION = """
+import torch
+
+
+class Attention(torch.nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        self.q = torch.nn.Linear(size, size)
+        self.rate = 0.1
+
+    def attend(self, x):
+        scores = torch.softmax(self.q(x) @ x.t(), dim=-1)
+        return torch.nn.functional.dropout(scores, self.rate)
+
+    def forward(self, x):
+        return self.attend(x) @ x
+
+    def sample(self, x):
+        return torch.nn.functional.dropout(x, 0.5)
+
+
+class Noise(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.alpha_dropout(x, 0.1)
+"""
+
+
+def test_tl311_in_a_method_forward_calls_not_in_other_methods():
+    assert rows(ATTENTION, "TL311") == [row_of(ATTENTION, "return torch.nn.functional.dropout(scores")]

@@ -1690,3 +1690,83 @@ class ParameterMovedOffModule(Rule):
                  "or build the module on the CPU and move the whole module with `model.to(device)`.",
         )
 
+
+# ---------------------------------------------------------------------------------------------
+# TL311: functional dropout that does not follow the module's mode.
+
+#: functional dropouts whose `training` defaults to True (alpha_dropout and feature_alpha_dropout default to False)
+_ALWAYS_ON_DROPOUTS = frozenset({"torch.nn.functional.dropout", "torch.nn.functional.dropout1d",
+                                 "torch.nn.functional.dropout2d", "torch.nn.functional.dropout3d"})
+#: names that say the dropout is meant to stay on at inference (Monte-Carlo dropout)
+_MONTE_CARLO = re.compile(r"(?:^|_)mc(?:_|$)|monte|carlo|bayes|uncertaint|mcdropout|MCDropout|MC(?=[A-Z_])", re.I)
+
+
+def _forward_methods(p, cls: cst.ClassDef) -> set[cst.FunctionDef]:
+    """The class's `forward` and the methods of the file it runs (three calls deep)."""
+    methods = p.graph.methods(cls)
+    start = methods.get("forward")
+    if start is None:
+        return set()
+    found = {start}
+    frontier = [start]
+    for _ in range(3):
+        nxt = []
+        for fn in frontier:
+            for c in p.graph.calls_in.get(fn, ()):
+                t = p.graph.resolve(c)
+                if t is not None and t not in found:
+                    found.add(t)
+                    nxt.append(t)
+        frontier = nxt
+    return found
+
+
+@register
+class FunctionalDropoutAlwaysOn(Rule):
+    """`F.dropout(x, p)` in a module's forward without `training=self.training`: dropout stays on in evaluation."""
+
+    code = "TL311"
+    name = "functional-dropout-always-on"
+    severity = Severity.WARNING
+    default = False
+    measured_from = 4
+    gate = (("dropout", "dropout1d", "dropout2d", "dropout3d"),)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        q = facts.qualname(node.func)
+        if q not in _ALWAYS_ON_DROPOUTS:
+            return
+        # premise 1: the call leaves `training` at its default, True
+        if argument(node, "training", 2) is not None:
+            return
+        # premise 2: it drops something (`p` is not 0)
+        rate = argument(node, "p", 1)
+        if rate is not None and literal(rate) in (0, 0.0):
+            return
+        # premise 3: it runs in the forward of a torch module of the file, unguarded by a test of the mode
+        w = facts.where.get(node)
+        if w is None:
+            return
+        p = program(facts)
+        fns = [b for b in w.blocks if isinstance(b, cst.FunctionDef)]
+        cls = next((p.graph.class_of(f) for f in fns if p.graph.class_of(f) is not None), None)
+        if cls is None or p.class_framework(cls) != "torch" or not any(f in _forward_methods(p, cls) for f in fns):
+            return
+        for b in w.blocks:
+            if isinstance(b, (cst.If, cst.While)) and re.search(r"train", self.ctx.code(b.test), re.I):
+                return
+        # premise 4: nothing says it is meant to stay on at inference (Monte-Carlo dropout)
+        if any(_MONTE_CARLO.search(n) for n in (cls.name.value, *(f.name.value for f in fns))):
+            return
+        method = next(f.name.value for f in reversed(fns))
+        shown = short_code(self.ctx.code(node), 40)
+        self.report(
+            node,
+            f"`{shown}` in `{cls.name.value}.{method}` has no `training=self.training`: dropout stays on after "
+            "`model.eval()`",
+            hint=f"`{q.rsplit('.', 1)[-1]}`'s `training` argument defaults to True and does not follow the module's "
+                 "mode: validation, test and inference outputs are randomly dropped (noisy, lower metrics). Pass "
+                 "`training=self.training`, or use an `nn.Dropout` layer, which `eval()` turns off. If dropout at "
+                 "inference is meant (Monte-Carlo dropout), say so with `training=True`.",
+        )
