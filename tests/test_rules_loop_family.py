@@ -1,4 +1,4 @@
-"""The hand-written-loop family of rules (TL209, TL309, TL311): the forms their real cases take, each next to the
+"""The hand-written-loop family of rules (TL209, TL309, TL311, TL509): the forms their real cases take, each next to the
 correct twin that must stay quiet."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ import textwrap
 
 from trainlint.config import Settings
 from trainlint.engine import lint_source
+from trainlint.fixes import apply_fixes
 
 
 def lint(source: str, code: str):
@@ -160,3 +161,34 @@ class Noise(torch.nn.Module):
 
 def test_tl311_in_a_method_forward_calls_not_in_other_methods():
     assert rows(ATTENTION, "TL311") == [row_of(ATTENTION, "return torch.nn.functional.dropout(scores")]
+
+
+# -- TL509 ----------------------------------------------------------------------------------------------
+
+OPTIONS = """
+import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+group = parser.add_argument_group("optimizer")
+group.add_argument("--learningRate", type=int, default=0.01)
+group.add_argument("-w", dest="weight_decay", type=int)
+group.add_argument("--lr-decay-samples", type=int, default=None)
+group.add_argument("--lr_drop", type=int, default=200)
+group.add_argument("--momentum", type=int, choices=[0, 1])
+args = parser.parse_args()
+"""
+
+
+def test_tl509_camel_case_option_and_dest_name():
+    found = lint(OPTIONS, "TL509")
+    assert [f.start.row for f in found] == [row_of(OPTIONS, "--learningRate"), row_of(OPTIONS, '"-w"')]
+    assert "defaults to 0.01" in found[0].message and "weight decay" in found[1].message
+
+
+def test_tl509_fix_declares_float():
+    fixed, applied = apply_fixes(textwrap.dedent(OPTIONS), lint(OPTIONS, "TL509"))
+    assert len(applied) == 2
+    assert 'group.add_argument("--learningRate", type=float, default=0.01)' in fixed
+    assert 'group.add_argument("--lr_drop", type=int, default=200)' in fixed
