@@ -1,4 +1,4 @@
-"""The hand-written-loop family of rules (TL209, TL309, TL311, TL509): the forms their real cases take, each next to the
+"""The hand-written-loop family of rules (TL209, TL309, TL311, TL509, TL608): the forms their real cases take, each next to the
 correct twin that must stay quiet."""
 
 from __future__ import annotations
@@ -192,3 +192,50 @@ def test_tl509_fix_declares_float():
     assert len(applied) == 2
     assert 'group.add_argument("--learningRate", type=float, default=0.01)' in fixed
     assert 'group.add_argument("--lr_drop", type=int, default=200)' in fixed
+
+
+# -- TL608 ----------------------------------------------------------------------------------------------
+
+KERAS_FIT = """
+import numpy as np
+import keras
+
+x_train = np.load("x.npy")
+y_train = np.load("y.npy")
+x, y = x_train, y_train
+model = keras.Sequential([keras.layers.Dense(10, activation="softmax")])
+model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+model.fit(x_train, y_train, epochs=5, validation_data=(x, y))
+model.fit(x_train, y_train, epochs=5, validation_data=(x, np.load("y_val.npy")))
+"""
+
+
+def test_tl608_keras_validation_data_is_the_training_arrays_through_aliases():
+    assert rows(KERAS_FIT, "TL608") == [row_of(KERAS_FIT, "validation_data=(x, y)")]
+
+
+SAME_SPLIT_KWARGS = """
+import torch
+from torch.utils.data import DataLoader
+from torchvision import datasets
+
+
+def loaders(root, tf, **dl_kwargs):
+    train_set = datasets.MNIST(root, train=True, transform=tf)
+    val_set = datasets.MNIST(root, train=True, transform=tf)
+    train_dl = DataLoader(train_set, shuffle=True, **dl_kwargs)
+    val_dl = DataLoader(val_set, shuffle=False, **dl_kwargs)
+    return train_dl, val_dl
+"""
+
+
+def test_tl608_validation_set_built_like_the_training_set_then_loaded_whole():
+    assert rows(SAME_SPLIT_KWARGS, "TL608") == [row_of(SAME_SPLIT_KWARGS, "val_set = datasets.MNIST")]
+
+
+def test_tl608_silent_when_a_sampler_or_a_rebinding_makes_them_differ():
+    sampled = SAME_SPLIT_KWARGS.replace("val_dl = DataLoader(val_set, shuffle=False, **dl_kwargs)",
+                                        "val_dl = DataLoader(val_set, sampler=held_out, **dl_kwargs)")
+    assert rows(sampled, "TL608") == []
+    rebound = SAME_SPLIT_KWARGS.replace("    val_set = datasets.MNIST", "    root = root + '/val'\n    val_set = datasets.MNIST")
+    assert rows(rebound, "TL608") == []
