@@ -1,5 +1,7 @@
-"""The hand-written-loop family of rules (TL209, TL309, TL311, TL509, TL608): the forms their real cases take, each next to the
-correct twin that must stay quiet."""
+"""The hand-written-loop family of rules (TL209, TL309, TL311, TL509, TL608, TL708): the forms their real cases
+take (a sampler on one branch, a loader built by a helper and trained by a method, a parameter moved in a
+subclass, an option spelt in camel case, a validation split built by the same call, a counter or a grad
+scaler in the accumulation), each next to the correct twin that must stay quiet."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import textwrap
 
 from trainlint.config import Settings
 from trainlint.engine import lint_source
+from trainlint.findings import Severity
 from trainlint.fixes import apply_fixes
 
 
@@ -239,3 +242,109 @@ def test_tl608_silent_when_a_sampler_or_a_rebinding_makes_them_differ():
     assert rows(sampled, "TL608") == []
     rebound = SAME_SPLIT_KWARGS.replace("    val_set = datasets.MNIST", "    root = root + '/val'\n    val_set = datasets.MNIST")
     assert rows(rebound, "TL608") == []
+
+
+# -- TL708 ----------------------------------------------------------------------------------------------
+
+SCALER_LOOP = """
+import torch
+
+
+def train(model, loader, optimizer, scaler, accum):
+    for epoch in range(10):
+        for i, (x, y) in enumerate(loader):
+            with torch.autocast("cuda"):
+                loss = torch.nn.functional.cross_entropy(model(x), y) / accum
+            if scaler is not None:
+                scaler.scale(loss).backward()
+            else:
+                loss.backward()
+            if (i + 1) % accum == 0 or i + 1 == len(loader):
+                if scaler is not None:
+                    scaler.step(optimizer)
+                    scaler.update()
+                else:
+                    optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+"""
+
+
+def test_tl708_zero_grad_after_the_step_test_on_every_pass():
+    found = lint(SCALER_LOOP, "TL708")
+    assert [f.start.row for f in found] == [row_of(SCALER_LOOP, "optimizer.zero_grad(set_to_none=True)")]
+    assert found[0].severity is Severity.ERROR
+
+
+def test_tl708_silent_when_zero_grad_moves_under_the_test():
+    fixed = SCALER_LOOP.replace("            optimizer.zero_grad(set_to_none=True)",
+                                "                optimizer.zero_grad(set_to_none=True)")
+    assert rows(fixed, "TL708") == []
+
+
+UNDIVIDED_SGD = """
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+accumulation_steps = 8
+for epoch in range(5):
+    for step, (images, labels) in enumerate(train_loader):
+        outputs = model(images)
+        loss = criterion(outputs, labels)
+        loss.backward()
+        if (step + 1) % accumulation_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+"""
+
+
+def test_tl708_undivided_loss_with_sgd_is_a_warning():
+    found = lint(UNDIVIDED_SGD, "TL708")
+    assert [f.start.row for f in found] == [row_of(UNDIVIDED_SGD, "loss.backward()")]
+    assert found[0].severity is Severity.WARNING
+
+
+def test_tl708_silent_when_the_loss_is_divided_or_the_optimizer_is_adam():
+    divided = UNDIVIDED_SGD.replace("loss = criterion(outputs, labels)",
+                                    "loss = criterion(outputs, labels)\n        loss = loss / accumulation_steps")
+    assert rows(divided, "TL708") == []
+    adam = UNDIVIDED_SGD.replace("torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)",
+                                 "torch.optim.Adam(model.parameters(), lr=1e-3)")
+    assert rows(adam, "TL708") == []
+
+
+ALTERNATING = """
+def train(generator, discriminator, loader, opt_g, opt_d, n_critic):
+    for i, (real, _) in enumerate(loader):
+        opt_d.zero_grad()
+        d_loss = discriminator(generator.sample(len(real))).mean() - discriminator(real).mean()
+        d_loss.backward()
+        opt_d.step()
+        if i % n_critic == 0:
+            opt_g.zero_grad()
+            g_loss = -discriminator(generator.sample(len(real))).mean()
+            g_loss.backward()
+            opt_g.step()
+"""
+
+
+def test_tl708_silent_on_alternating_updates():
+    assert rows(ALTERNATING, "TL708") == []
+
+
+def test_messages_of_the_real_cases_stay_concise():
+    from pathlib import Path
+
+    cases = Path(__file__).resolve().parents[1] / "benchmarks" / "buggy" / "cases"
+    codes = ("TL209", "TL309", "TL311", "TL509", "TL608", "TL708")
+    seen = 0
+    for path in sorted(cases.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if not any(f"BUG {c}" in text for c in codes):
+            continue
+        for f in lint_source(text, path.name, Settings(select=list(codes))):
+            seen += 1
+            assert len(f.message) <= 160, f.message
+    assert seen >= 16
