@@ -187,6 +187,13 @@ def premise_cases() -> list:
             for i, ex in enumerate(load(code).examples("Premises"))]
 
 
+@pytest.mark.parametrize("code", sorted(c for c in RULES if RULES[c].default and is_static(c) and not is_meta(c)))
+def test_every_default_rule_states_its_premises(code):
+    """A rule on by default reports only on premises established from the source: its document lists them
+    (the engine's TL00x codes and the probe-only rules have none to state)."""
+    assert "Premises" in load(code).sections, f"rules/{code}.md: a default rule without a `## Premises` section"
+
+
 @pytest.mark.parametrize("code", sorted(c for c in RULES if (RULES_DIR / f"{c}.md").is_file()
                                         and "Premises" in load(c).sections))
 def test_each_premise_has_a_silent_example(code):

@@ -239,3 +239,69 @@ def test_no_framework_plugin_imports_a_stage():
     bad = [f"{name} imports {module}" for name, path in plugins.items() for module, _ in _imports(path)
            if module.startswith("trainlint.stages")]
     assert bad == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Rules read the shared facts; they never write into them.
+
+_MUTATORS = {"setdefault", "update", "append", "add", "extend", "insert", "pop", "clear", "__setitem__"}
+
+
+def _chain(node: ast.AST) -> list[str]:
+    """The names of an attribute/subscript chain, outermost last: ``self.ctx.facts.cache[k]`` →
+    ``["self", "ctx", "facts", "cache"]``."""
+    names: list[str] = []
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Attribute):
+            names.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        names.append(node.id)
+    return names[::-1]
+
+
+def _writes_into_facts(source: str) -> list[int]:
+    """Lines of ``source`` that assign into, or mutate, something reached through a ``facts`` object."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in _MUTATORS):
+            targets = [node.func.value]
+        for t in targets:
+            chain = _chain(t)
+            # `facts = ...` itself (a local) is no write into them; `facts.x = ...`, `ctx.facts.x[k] = ...` are
+            if "facts" in chain[:-1] or (isinstance(node, ast.Call) and "facts" in chain):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_the_facts_writer_finder_finds_them():
+    assert _writes_into_facts("self.ctx.facts.cache = {}\n") == [1]
+    assert _writes_into_facts("x = 1\nctx.facts.seen[key] = 1\n") == [2]
+    assert _writes_into_facts("self.ctx.facts.seen.setdefault(k, [])\n") == [1]
+    assert _writes_into_facts("facts = ctx.facts\nv = facts.value_of(node)\nself._seen.add(v)\n") == []
+
+
+def test_no_rule_stores_state_on_the_shared_facts():
+    """A rule keeps its state on itself; the facts are shared by every rule of the run, so a rule that
+    writes into them makes the others' results depend on the order they run in."""
+    offenders = {str(p.relative_to(SRC)): lines
+                 for p in sorted((SRC / "trainlint" / "stages").rglob("rules*.py"))
+                 if (lines := _writes_into_facts(p.read_text(encoding="utf-8")))}
+    assert not offenders, f"rules that write into the shared facts: {offenders}"
+
+
+def test_rules_stay_short():
+    """A rule asks the shared model of the program and reports; the analyses live in facts/. A rule class
+    that grows past 250 lines is carrying an analyser of its own."""
+    long = {}
+    for p in sorted((SRC / "trainlint" / "stages").rglob("rules*.py")):
+        for node in ast.parse(p.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and node.end_lineno - node.lineno + 1 >= 250:
+                long[f"{p.relative_to(SRC)}:{node.name}"] = node.end_lineno - node.lineno + 1
+    assert not long, f"rule classes of 250 lines or more: {long}"

@@ -646,3 +646,52 @@ body, head = builder.build()
 probe(head)
 """
     assert what(src, "head").units == 1
+
+
+# ---------------------------------------------------------------- additions: tuples returned, torchvision
+
+
+def test_a_name_unpacked_from_a_tuple_the_files_function_returns():
+    # in the shape of a hyperspectral toolbox's get_model(): `model, optimizer, criterion, kwargs = get_model(...)`
+    src = HEAD + """
+def get_model(name):
+    model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 2))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    return model, optimizer, nn.CrossEntropyLoss()
+
+model, optimizer, criterion = get_model("chen")
+probe(model)
+probe(criterion)
+"""
+    m = what(src, "model")
+    assert isinstance(m, Module) and m.mode_dependent is True
+    assert isinstance(what(src, "criterion"), Loss)
+    # a return that is not a tuple of that length: unknown
+    assert what(src.replace("    return model, optimizer, nn.CrossEntropyLoss()", "    return build(name)"), "model") is None
+
+
+def test_torchvision_networks_have_batch_norm_or_dropout():
+    src = HEAD + """
+import torchvision.models as models
+net = models.resnet18(weights=None)
+probe(net)
+vit = models.vit_b_16()
+probe(vit)
+"""
+    m = what(src, "net")
+    assert isinstance(m, Module) and m.mode_dependent is True
+    assert what(src, "vit") is None  # (dropout 0.0 by default: not in the list)
+
+
+def test_parameters_are_members_without_a_mode():
+    m = what(HEAD + """
+class Coral(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.w = nn.Linear(n, 1, bias=False)
+        self.bias = nn.Parameter(torch.zeros(n - 1))
+
+coral = Coral(4)
+probe(coral)
+""", "coral")
+    assert isinstance(m, Module) and m.mode_dependent is False

@@ -27,7 +27,16 @@ def line_of(source: str, text: str) -> int:
 EVALUATE_HELPER = """
 import torch
 import torch.nn as nn
-from modules import Seq2Seq
+
+class Seq2Seq(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(1000, 64)
+        self.drop = nn.Dropout(0.1)
+        self.out = nn.Linear(64, 1000)
+
+    def forward(self, x):
+        return self.out(self.drop(self.embed(x)))
 
 def evaluate(model, loader, criterion):
     model.eval()
@@ -73,15 +82,20 @@ def test_tl702_helper_leaving_the_model_in_eval_mode_inside_the_training_loop():
     # the helper is given another model (an EMA copy): the trained one keeps its mode
     other = EVALUATE_HELPER.replace("evaluate(model, val_loader", "evaluate(ema_model, val_loader")
     assert lines(other, "TL702") == []
+    # premise: the model has a layer that computes otherwise in eval mode (as in the thread, a class of
+    # another module: not shown, silent)
+    imported = EVALUATE_HELPER.replace("class Seq2Seq(nn.Module):", "from modules import Seq2Seq\nclass Unused(nn.Module):")
+    assert lines(imported, "TL702") == []
+    without = EVALUATE_HELPER.replace("nn.Dropout(0.1)", "nn.Identity()")
+    assert lines(without, "TL702") == []
 
 
 # in the shape of ermongroup/ncsn's anneal_runner.py (ermongroup/ncsn#2): the loss helper gets the model
 NCSN = """
 import torch
 from losses import dsm_loss
-from models import RefineNet
 
-score = RefineNet()
+score = torch.nn.Sequential(torch.nn.Conv2d(3, 64, 3), torch.nn.BatchNorm2d(64), torch.nn.Conv2d(64, 3, 3))
 optimizer = torch.optim.Adam(score.parameters(), lr=0.001)
 step = 0
 for epoch in range(100):
@@ -106,6 +120,9 @@ def test_tl702_periodic_eval_when_a_loss_helper_runs_the_model():
     # the helper gets something else (the data only): the loop does not train `score` through it
     unrelated = NCSN.replace("loss = dsm_loss(score, X)", "loss = dsm_loss(other, X)")
     assert lines(unrelated, "TL702") == []
+    # the model of the thread, from another module: whether it has a batch norm is not shown
+    imported = NCSN.replace("score = torch.nn.Sequential(", "from models import RefineNet\nscore = RefineNet(")
+    assert lines(imported, "TL702") == []
 
 
 # in the shape of pliang279/MultiBench's Supervised_Learning.py (pliang279/MultiBench#26)
@@ -114,7 +131,7 @@ import torch
 from torch import nn
 
 def train(encoders, fusion, head, train_dataloader, valid_dataloader, total_epochs):
-    model = nn.Sequential(*encoders, fusion, head)
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.1), head)
     op = torch.optim.RMSprop(model.parameters(), lr=0.001)
     criterion = nn.CrossEntropyLoss()
     for epoch in range(total_epochs):
@@ -141,13 +158,21 @@ def test_tl702_train_called_inside_the_evaluation_loop():
     fixed = MULTIBENCH.replace("                model.train()\n", "")
     assert lines(fixed, "TL702") == []
     # a Sequential of layers made right there without a mode (linear, relu): nothing to report
-    mode_free = MULTIBENCH.replace("nn.Sequential(*encoders, fusion, head)", "nn.Sequential(nn.Linear(4, 4), nn.ReLU())")
+    mode_free = MULTIBENCH.replace("nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.1), head)",
+                                   "nn.Sequential(nn.Linear(4, 4), nn.ReLU())")
     assert lines(mode_free, "TL702") == []
+    # the encoders handed in, as in the thread: whether they have a dropout is not shown
+    given = MULTIBENCH.replace("nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.1), head)", "nn.Sequential(*encoders, fusion, head)")
+    assert lines(given, "TL702") == []
 
 
 # in the shape of wolny/pytorch-3dunet's trainer (wolny/pytorch-3dunet#53)
 TRAINER_CLASS = """
 import torch
+
+def main(loaders):
+    net = torch.nn.Sequential(torch.nn.Conv3d(1, 8, 3), torch.nn.BatchNorm3d(8), torch.nn.Conv3d(8, 2, 1))
+    Trainer(net, torch.optim.Adam(net.parameters()), torch.nn.CrossEntropyLoss(), loaders).fit(10)
 
 class Trainer:
     def __init__(self, model, optimizer, loss_criterion, loaders, validate_after_iters=100):
@@ -202,7 +227,10 @@ def test_tl702_trainer_class_whose_validate_never_calls_eval():
     def _eval_mode(self):
         self.model.eval()
 """
-    assert lines(helper, "TL702") == []
+    assert all("evaluates" not in f.message for f in lint(helper, "TL702"))
+    # ... but then validate() leaves the model in eval mode for the rest of the pass: `train()` runs once,
+    # before the loop (the form of wkentaro/pytorch-fcn#56)
+    assert lines(helper, "TL702") == [line_of(helper, "print(self.validate(")]
     # validate() is called after a method that put the model in eval mode
     called_after_eval = TRAINER_CLASS.replace("print(self.validate(", "self.model.eval()\n                print(self.validate(")
     assert all("`validate()` evaluates" not in f.message for f in lint(called_after_eval, "TL702"))
@@ -439,7 +467,7 @@ def test_tl701_zero_grad_in_a_helper_the_loop_calls():
     only_g = RESET_GRAD_HELPER.replace("    d_optimizer.zero_grad()\n", "")
     [f] = lint(only_g, "TL701")
     assert f.start.row == line_of(only_g, "d_optimizer.step()")
-    assert "`d_optimizer`'s gradients (only another optimizer's: `reset_grad()`)" in f.message
+    assert "`d_optimizer`'s gradients (only `g_optimizer.zero_grad()`)" in f.message
     # the optimizer handed to a method of the trainer class, which clears it
     method = """
     import torch

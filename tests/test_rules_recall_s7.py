@@ -31,7 +31,7 @@ from transformers import AutoModelForSequenceClassification
 
 class Classifier:
     def __init__(self, name):
-        self.model = AutoModelForSequenceClassification.from_pretrained(name, num_labels=2)
+        self.model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=2)
 
     def train(self, loader, eval_loader, args):
         model = self.model

@@ -178,6 +178,7 @@ TORCH_MODE_FREE = frozenset({
     "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
     "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
     "CosineSimilarity", "PairwiseDistance", "ChannelShuffle", "Fold", "Unfold",
+    "Parameter", "ParameterList", "ParameterDict",
 })
 #: torch.nn layers whose behaviour depends on the mode whatever their arguments
 TORCH_MODE_DEPENDENT = frozenset({
@@ -237,6 +238,28 @@ TORCH_LOSSES: dict[str, tuple[Output | None, str]] = {
     "CosineEmbeddingLoss": (None, "any"), "TripletMarginLoss": (None, "any"), "HingeEmbeddingLoss": (None, "any"),
     "PoissonNLLLoss": (None, "any"), "GaussianNLLLoss": (None, "any"), "MultiMarginLoss": (None, "class ids"),
 }
+
+#: torchvision model builders (`torchvision.models.resnet18(...)`) whose networks have a batch norm or a dropout
+#: in every variant (torchvision.models: resnet/densenet/inception/mobilenet/... build `nn.BatchNorm2d`;
+#: vgg/alexnet/squeezenet classifiers `nn.Dropout`)
+TORCHVISION_MODE_DEPENDENT = ("resnet", "resnext", "wide_resnet", "densenet", "inception_v3", "googlenet",
+                              "mobilenet_v2", "mobilenet_v3", "efficientnet", "regnet", "shufflenet", "mnasnet",
+                              "vgg", "alexnet", "squeezenet")
+
+#: transformers model families and whether their default configurations use dropout (the configuration
+#: classes' defaults, transformers 5: `hidden_dropout_prob=0.1` for BERT and its relatives, `dropout_rate=0.1`
+#: for T5, `resid_pdrop=0.1` for GPT-2; `attention_dropout=0.0` and no other dropout for Llama, Mistral,
+#: Gemma, Qwen2, Phi, Falcon, Bloom, GPT-Neo(X), Whisper, CLIP), read off a class name or a checkpoint name;
+#: the first family whose name a lowercased name contains decides (None: the configuration decides)
+TRANSFORMERS_DROPOUT: tuple[tuple[str, bool | None], ...] = (
+    ("albert", None), ("mobilebert", True), ("distilbert", True), ("roberta", True), ("deberta", True),
+    ("camembert", True), ("squeezebert", True), ("bert", True), ("electra", True), ("t5", True), ("bart", True),
+    ("marian", True), ("opus-mt", True), ("pegasus", True), ("gpt2", True), ("gpt-2", True), ("tapas", True),
+    ("layoutlm", True), ("lilt", True), ("mpnet", True), ("longformer", True), ("xlnet", True), ("funnel", True),
+    ("bigbird", True), ("big_bird", True), ("wav2vec2", True), ("llama", False), ("mistral", False),
+    ("mixtral", False), ("gemma", False), ("qwen", False), ("phi", False), ("falcon", False), ("bloom", False),
+    ("gpt-neo", False), ("gptneo", False), ("pythia", False), ("whisper", False), ("clip", False),
+)
 
 #: Keras layers whose behaviour depends on the `training` flag (Keras sets it itself in fit/evaluate)
 KERAS_MODE_DEPENDENT = frozenset({

@@ -29,8 +29,11 @@ from trainlint.facts.expr import UNKNOWN, argument, dotted, literal
 from trainlint.facts.loops import RETURN_SELF
 from trainlint.facts.objects import (
     KERAS_ACTIVATIONS,
+    KERAS_CLASS_ID_DATASETS,
     KERAS_CROSSENTROPY,
     KERAS_MODE_DEPENDENT,
+    TF_ACTIVATION_MODULES,
+    TF_ACTIVATIONS,
     TORCH_ACTIVATIONS,
     TORCH_DROPOUT_ARGUMENT,
     TORCH_LAYER_OUTPUT,
@@ -38,10 +41,9 @@ from trainlint.facts.objects import (
     TORCH_MODE_DEPENDENT,
     TORCH_MODE_FREE,
     TORCH_RUNNING_STATS_OPTIONAL,
-    KERAS_CLASS_ID_DATASETS,
-    TF_ACTIVATION_MODULES,
-    TF_ACTIVATIONS,
+    TORCHVISION_MODE_DEPENDENT,
     WIDTH_KEEPING,
+    Encoding,
     Layer,
     Loader,
     Loss,
@@ -52,7 +54,6 @@ from trainlint.facts.objects import (
     Output,
     Tensor,
     Tokenizer,
-    Encoding,
     keras_loss_expects,
     merge,
     output_units,
@@ -572,6 +573,9 @@ class Program:
             return Optimizer(call, name=short, params=argument(call, "params", 0))
         if q.startswith("keras."):
             return self._keras(call, q, short, at, depth)
+        if q.startswith("torchvision.models.") and short.startswith(TORCHVISION_MODE_DEPENDENT):
+            layer = Layer(short, call, mode_dependent=True)
+            return Module(call, framework="torchvision", name=short, layers=(layer,), known_mode_dependent=True)
         v = self.facts.value_of(call, at)
         if isinstance(v, ModelValue):
             return self._model_value(v, call)

@@ -26,12 +26,14 @@ from trainlint.facts import (
     literal,
     positional,
 )
+from trainlint.facts import modes
 from trainlint.facts.calls import call_graph, is_parameter
 from trainlint.facts.datasets import dataset_chain
 from trainlint.facts.expr import dotted
 from trainlint.facts.expr import short_code as _short
 from trainlint.facts.flow import flow
 from trainlint.facts.loops import loop_facts, loops_around
+from trainlint.facts.passes import callers, calls_inside, in_iteration, training_loops
 from trainlint.facts.objects import Encoding
 from trainlint.facts.processes import lightning_processes
 from trainlint.facts.program import program
@@ -775,162 +777,275 @@ def _dataloader_dataset(facts, node: cst.Call) -> cst.BaseExpression | None:
 
 @register
 class TrainLoaderNotShuffled(Rule):
-    """A `DataLoader` over training data, without `shuffle=True` (or a sampler), that a training loop of the
-    file iterates (or Lightning's `train_dataloader()` / `fit` takes)."""
+    """A `DataLoader` without `shuffle=True` (or a sampler) whose batches the training steps consume, epoch
+    after epoch: a training loop of the file iterates it, or Lightning's `train_dataloader()` / `fit` takes it."""
 
     code = "TL203"
     name = "train-loader-not-shuffled"
     severity = Severity.WARNING
     default = False
+    measured_from = 4
     # "train" in the dataset's expression may be in a string (`ds["train"]`): no group for it
     gate = (("DataLoader",), ("torch",))
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._uses: dict | None = None
+
     def visit_Call(self, node: cst.Call) -> None:
+        """Premises: the training steps consume this loader's batches (1), drawn in stored order (2), an
+        order that carries nothing the model needs (3), over several passes (4)."""
         facts = self.ctx.facts
         ds = _dataloader_dataset(facts, node)
-        if ds is None or has_star_kwargs(node):
+        if ds is None:
             return
-        shown = self.ctx.code(ds)
-        names = _loader_names(facts, node)
-        said = [shown, *names]
-        if not any(_TRAIN_NAME.search(t) for t in said) or any(_EVAL_NAME.search(t) for t in said):
+        if self._uses is None:
+            self._uses = training_uses(facts)
+        for how, where, down, site in self._uses.get(node, ()):
+            if not _in_stored_order(facts, node, down) or _order_matters(facts, node, ds, where, site):
+                continue
+            if isinstance(where, (cst.For, cst.While)) and _one_pass(facts, where):
+                continue  # one pass over the data: no epoch repeats the order
+            shown = self.ctx.code(ds)
+            self.report(
+                node.func,
+                f"the loader over `{shown if len(shown) <= 30 else shown[:29] + '…'}` does not shuffle ({how}): "
+                "every epoch repeats the same order",
+                hint="on data stored by label or source each batch then holds one class and the loss oscillates; on "
+                "any data the fixed sequence of steps costs accuracy; pass `shuffle=True` (or a `sampler`, e.g. "
+                "`DistributedSampler`)",
+            )
             return
-        if keyword(node, "sampler") is not None or keyword(node, "batch_sampler") is not None:
-            return
-        if "IterableDataset" in self.ctx.source or "streaming=True" in self.ctx.source:
-            return  # an iterable dataset cannot be shuffled by the loader
-        sh = argument(node, "shuffle", 2)
-        if sh is not None and facts.constant(sh, node) is not False:
-            return
-        if _synthetic(facts, ds, node):
-            return  # random draws: no order to change
-        size = argument(node, "batch_size", 1)
-        if isinstance(size, cst.Call) and isinstance(size.func, cst.Name) and size.func.value == "len":
-            return  # the whole dataset in one batch: no order to change
-        how = _training_use(facts, node, names, self.ctx.code)
-        if how is None:
-            return  # a loader for one look at a batch (`next(iter(loader))`), an embedding pass, a prediction
-        self.report(
-            node.func,
-            f"the training loader over `{shown}` does not shuffle ({how}): every epoch visits the examples in the "
-            "same stored order — on data stored by label or source each batch holds one class and the loss "
-            "oscillates, and on any data the fixed order costs accuracy",
-            hint="pass `shuffle=True` (or a `sampler`, e.g. `DistributedSampler`)",
-        )
 
 
 #: calls around the iterable of a `for` that hand its items on (`enumerate(loader)`, `tqdm(loader)`)
 _ITER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip", "trange", "track", "progress_bar", "islice"})
 
 
-def _loader_names(facts, node: cst.Call) -> list[str]:
-    """The names a loader is known by: the targets it is assigned to (`train_loader`, `self.train_loader`),
-    the names the file's own callers give a function that returns it (`tl, vl = get_loaders()`)."""
-    out: list[str] = []
-    for holder in facts.holders(node):
-        if isinstance(holder, cst.Assign):
-            for t in holder.targets:
-                targets = t.target.elements if isinstance(t.target, (cst.Tuple, cst.List)) else [t.target]
-                if len(targets) == 1:
-                    d = dotted(targets[0].value if isinstance(targets[0], cst.Element) else targets[0])
-                    if d:
-                        out.append(d)
-        elif isinstance(holder, cst.Return):
-            fn = facts.where[holder].function
-            if isinstance(fn, cst.FunctionDef):
-                out.append(fn.name.value + "()")
-                for caller in call_graph(facts).callers(fn):
-                    for h in facts.holders(caller):
-                        if isinstance(h, cst.Assign):
-                            out.extend(d for t in h.targets if (d := dotted(t.target)))
+#: methods that hand back the loaders they are given, set up for the devices (Accelerate, Fabric)
+_PREPARE = frozenset({"prepare", "setup_dataloaders", "prepare_data_loader"})
+
+
+def training_uses(facts) -> dict:
+    """Each `DataLoader(...)` whose batches training steps consume -> [(how, the loop or the hook,
+    the calls of the file's functions from the consumer down to the loader, the call of the loop's function
+    through which its parameter is the loader)]: a loop a pass of which runs `backward()` or a step
+    iterates it (through `enumerate` / `tqdm`, names, `accelerator.prepare`, parameters, the file's
+    functions that return it); Lightning's `train_dataloader()` returns it, or `fit(...)` takes it, on one
+    device."""
+    out: dict = {}
+    for loop in training_loops(facts):
+        if not isinstance(loop, cst.For):
+            continue
+        shown = _code(loop.iter)
+        for node, down, site in _sources(facts, loop.iter, loop, (), None, 0):
+            if _trains_there(facts, loop, site):
+                how = f"`for ... in {shown if len(shown) <= 28 else shown[:27] + '…'}` trains on it"
+                out.setdefault(node, []).append((how, loop, down, site))
+    if lightning_processes(facts, trainer_only=True) is None:
+        graph = call_graph(facts)
+        for fn in facts.index.get("FunctionDef", ()):
+            if fn.name.value == "train_dataloader" and graph.class_of(fn) is not None:
+                for r in facts.index.get("Return", ()):
+                    if r.value is not None and facts.where[r].function is fn:
+                        for node, down, site in _sources(facts, r.value, r, (), None, 0):
+                            out.setdefault(node, []).append(("Lightning's `train_dataloader()` returns it, one device",
+                                                             fn, down, site))
+        for call in facts.method_calls("fit"):  # Lightning's `Trainer.fit(model, train_dataloaders, ...)`
+            given = argument(call, "train_dataloaders", 1) or argument(call, "train_dataloader")
+            if given is not None:
+                for node, down, site in _sources(facts, given, call, (), None, 0):
+                        out.setdefault(node, []).append((f"`{_code(call.func)[:24]}(...)` trains on it", call, down, site))
     return out
 
 
-def _training_use(facts, node: cst.Call, names: list[str], code) -> str | None:
-    """How the loader reaches training: a `for` loop over it (by name, through `enumerate`/`tqdm`) that runs
-    `backward()` or an optimizer step, itself or through the file's functions it calls; Lightning's
-    `train_dataloader()` hook; a `fit(...)` call given it. None: the file shows no training use."""
-    lasts = {n.rsplit(".", 1)[-1] for n in names if not n.endswith("()")}
-    if any(n == "train_dataloader()" for n in names):
-        return None if lightning_processes(facts, trainer_only=True) is not None else "Lightning's `train_dataloader()` returns it, on one device"
-    for loop in _training_loops(facts):
-        if (loop.iter is node or lasts & _iterated_names(facts, loop, node)) and not _one_pass(facts, loop):
-            return f"the training loop `for ... in {code(loop.iter)}` iterates it"
-    for call in facts.method_calls("fit"):
-        for a in call.args:
-            if a.keyword is not None and a.keyword.value not in ("train_dataloaders", "train_dataloader", "x"):
-                continue
-            d = dotted(a.value)
-            if a.value is node or (d is not None and d.rsplit(".", 1)[-1] in lasts
-                                   and not _rebound_loader(facts, a.value, call, node)):
-                if lightning_processes(facts, trainer_only=True) is not None:
-                    return None
-                return f"`{dotted(call.func) or 'fit'}(...)` trains on it"
-    return None
+def _code(node: cst.CSTNode) -> str:
+    return " ".join(cst.Module(body=[]).code_for_node(node).split())
 
 
-def _rebound_loader(facts, expr, at, node: cst.Call) -> bool:
-    """``expr`` is a name that holds, at ``at``, another `DataLoader(...)` than ``node``, assigned after it
-    unconditionally (`train_loader = DataLoader(ds)` for a look at the data, then `train_loader =
-    DataLoader(ds, shuffle=True)` for training): what ``at`` reads is no longer ``node``."""
+def _sources(facts, expr, at, down: tuple, site, depth: int) -> list:
+    """The `DataLoader(...)` calls ``expr`` holds at ``at``: (the call, the calls of the file's functions
+    that return it, as gone down to it, the first call through which a parameter was followed up)."""
+    if expr is None or depth > 8:
+        return []
+    graph = call_graph(facts)
+    if isinstance(expr, cst.Call):
+        f = expr.func
+        name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+        args = [a.value for a in expr.args if a.keyword is None and not a.star]
+        if name in _ITER_WRAPPERS and graph.resolve(expr) is None:
+            given = args if name == "zip" else args[:1]
+            return [x for a in given for x in _sources(facts, a, at, down, site, depth + 1)]
+        if _dataloader_dataset(facts, expr) is not None:
+            return [(expr, down, site)]
+        if name in _PREPARE and len(args) == 1:  # `train_dl = accelerator.prepare(train_dl)`
+            return _sources(facts, args[0], expr if expr in facts.where else at, down, site, depth + 1)
+        fn = graph.resolve(expr)
+        if fn is None:
+            return []
+        return [x for r in facts.index.get("Return", ()) if r.value is not None and facts.where[r].function is fn
+                for x in _sources(facts, r.value, r, down + ((expr, fn),), site, depth + 1)]
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        w = facts.where.get(at)
+        fn = w.function if w is not None else None
+        cls = graph.class_of(fn) if isinstance(fn, cst.FunctionDef) else None
+        if cls is None:
+            return []
+        return [x for a in facts.index.get("Assign", ()) if cls in facts.where[a].blocks
+                and any(dotted(t.target) == dotted(expr) for t in a.targets)
+                for x in _sources(facts, a.value, a, (), site, depth + 1)]
     if not isinstance(expr, cst.Name):
-        return False
-    b = facts.lookup(expr.value, at)
-    other = b.value if b is not None else None
-    if other is node or not isinstance(other, cst.Call) or _dataloader_dataset(facts, other) is None:
-        return False
-    mine, later = facts.where.get(node), facts.where.get(other)
-    if mine is None or later is None or later.order <= mine.order or later.function is not mine.function:
-        return False
-    # the later assignment runs whenever the first one did: in the same or an enclosing block, none of
-    # them a branch or a loop body that may not run
-    n = len(later.blocks)
-    return mine.blocks[:n] == later.blocks and not any(
-        isinstance(blk, (cst.If, cst.Try, cst.For, cst.While)) for blk in later.blocks)
-
-
-def _iterated_names(facts, loop: cst.For, node: cst.Call) -> set[str]:
-    """The last parts of the names a `for` iterates: `enumerate(tqdm(self.train_loader))` → {train_loader};
-    a name unpacked from `accelerator.prepare(model, opt, train_dl)` adds the prepared argument's name. A
-    name that ``node`` no longer is where it is read (rebound to another loader) does not count."""
-    out: set[str] = set()
-    stack = [loop.iter]
-    seen: set[int] = set()
-    while stack:
-        e = stack.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        if isinstance(e, cst.Call):
-            f = e.func
-            name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
-            if name in _ITER_WRAPPERS:
-                stack.extend(a.value for a in e.args if a.keyword is None)
-            continue
-        d = dotted(e)
-        if d is None:
-            continue
-        b = facts.lookup(e.value, loop) if isinstance(e, cst.Name) else None
-        fn = facts.where[loop].function
-        if b is not None and isinstance(fn, cst.FunctionDef) and is_parameter(fn, b):
-            graph = call_graph(facts)
-            callers = graph.callers(fn)
-            if callers:  # a parameter: what the file's callers give it
-                for c in callers:
-                    o = graph.outside(c, fn, d)
-                    if o and not _rebound_loader(facts, graph.argument_of(c, fn, d), c, node):
-                        out.add(o.rsplit(".", 1)[-1])
-                continue
-        if _rebound_loader(facts, e, loop, node):
-            continue
-        out.add(d.rsplit(".", 1)[-1])
-        un = facts.unpacked_from(b) if b is not None else None
-        if un is not None:
-            call, i = un
-            args = [a for a in call.args if a.keyword is None and not a.star]
-            if i < len(args) and len(args) == _unpacked_count(facts, b):
-                stack.append(args[i].value)
+        return []
+    b = modes.binding_at(facts, expr.value, at)
+    w = facts.where.get(at)
+    fn = w.function if w is not None else None
+    if b is None:
+        return []
+    if isinstance(fn, cst.FunctionDef) and is_parameter(fn, b):
+        if down and down[-1][1] is fn:  # the call that came down here gives it
+            c = down[-1][0]
+            return _sources(facts, graph.argument_of(c, fn, expr.value), c, down[:-1], site, depth + 1)
+        return [x for c in callers(facts, fn)
+                for x in _sources(facts, graph.argument_of(c, fn, expr.value), c, (), site or c, depth + 1)]
+    if b.value is None:
+        un = facts.unpacked_from(b)
+        if un is None:
+            return []
+        call, i = un
+        args = [a.value for a in call.args if a.keyword is None and not a.star]
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _PREPARE and i < len(args):
+            return _sources(facts, args[i], call, down, site, depth + 1)
+        fn = graph.resolve(call)
+        rets = [r for r in facts.index.get("Return", ()) if fn is not None and facts.where[r].function is fn
+                and isinstance(r.value, cst.Tuple) and i < len(r.value.elements)]
+        return [x for r in rets for x in _sources(facts, r.value.elements[i].value, r, down + ((call, fn),), site,
+                                                   depth + 1)]
+    out = []
+    if isinstance(b.value, cst.BaseExpression):
+        v = b.value
+        anchor = v if v in facts.where else next(iter(facts.holders(v)), at)
+        out = _sources(facts, v, anchor, down, site, depth + 1)
+        held = facts.holders(v)
+        blocks = facts.where[held[0]].blocks if held and held[0] in facts.where else ()
+        if w is not None and any(isinstance(blk, (cst.If, cst.Try, cst.For, cst.While)) and blk not in w.blocks
+                                 for blk in blocks):
+            # bound in a branch or a loop that may not run: the binding before it may be the one read
+            earlier = [x for x in facts.bindings.get(fn, {}).get(expr.value, ()) if x.order < b.order]
+            if earlier and isinstance(earlier[-1].value, cst.BaseExpression):
+                e = earlier[-1].value
+                out += _sources(facts, e, e if e in facts.where else next(iter(facts.holders(e)), at), down, site,
+                                depth + 1)
     return out
+
+
+def _trains_there(facts, loop, site) -> bool:
+    """A pass of ``loop`` runs a training step when its function is called at ``site``: a step not under an
+    `if` on a parameter that this call sets so that it is skipped (`run_epoch(model, val_loader, train=False)`
+    with `if train: loss.backward()`)."""
+    lf = loop_facts(facts)
+    steps = [s for s in lf.backward + lf.optimizer_steps if in_iteration(facts, s, loop)]
+    fn = facts.where[loop].function
+    if site is None or not isinstance(fn, cst.FunctionDef):
+        return bool(steps)
+    graph = call_graph(facts)
+    for s in steps:
+        blocks = facts.where[s].blocks
+        skipped = False
+        for blk in blocks[blocks.index(loop) + 1:] if loop in blocks else ():
+            if not isinstance(blk, cst.If):
+                continue
+            test, want = blk.test, True
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test, want = test.expression, False
+            if isinstance(test, cst.Name) and any(p.name.value == test.value for p in fn.params.params):
+                given = literal(graph.argument_of(site, fn, test.value))
+                in_body = any(n is s for n in iter_nodes(blk.body, (cst.Call,)))
+                if isinstance(given, bool) and (bool(given) == want) != in_body:
+                    skipped = True
+        if not skipped:
+            return True
+    return False
+
+
+def _in_stored_order(facts, node: cst.Call, down: tuple) -> bool:
+    """The loader draws its batches in the stored order: no `sampler` / `batch_sampler`, `shuffle` absent or
+    `False` (a literal, a name bound to it, a parameter of the function that builds it given `False` on the
+    way down), and a dataset the loader can shuffle (not an iterable or streamed one)."""
+    if has_star_kwargs(node) or keyword(node, "sampler") is not None or keyword(node, "batch_sampler") is not None:
+        return False
+    if argument(node, "sampler", 3) is not None or argument(node, "batch_sampler", 4) is not None:
+        return False
+    text = facts.module.code
+    if "IterableDataset" in text or "streaming=True" in text or "to_iterable_dataset" in text:
+        return False  # an iterable dataset sets its own order
+    sh = argument(node, "shuffle", 2)
+    return sh is None or _given_value(facts, sh, node, down) is False
+
+
+def _given_value(facts, expr, at, down: tuple):
+    """The value of ``expr`` at ``at``: a literal, a name bound to one, or a parameter of the enclosing
+    function given by the call in ``down`` that runs it (its default when that call does not give it)."""
+    if isinstance(expr, cst.Name):
+        b = facts.lookup(expr.value, at)
+        w = facts.where.get(at)
+        fn = w.function if w is not None else None
+        if b is not None and isinstance(fn, cst.FunctionDef) and is_parameter(fn, b):
+            if down and down[-1][1] is fn:
+                c = down[-1][0]
+                given = call_graph(facts).argument_of(c, fn, expr.value)
+                return _given_value(facts, given, c, down[:-1]) if given is not None else None
+            return None
+    v = facts.constant(expr, at)
+    return v if isinstance(v, bool) else None
+
+
+def _order_matters(facts, node: cst.Call, ds, where, site) -> bool:
+    """The stored order means something to the model, or there is none to change: random draws, the whole
+    dataset in one batch, a model that keeps state from one batch to the next (a stateful RNN: its
+    `forward` stores what it reads on the next call, or the loop feeds the model's output back to it)."""
+    if _synthetic(facts, ds, node):
+        return True
+    size = argument(node, "batch_size", 1)
+    if isinstance(size, cst.Call) and isinstance(size.func, cst.Name) and size.func.value == "len":
+        return True
+    if not isinstance(where, (cst.For, cst.While)):
+        return False
+    fn = facts.where[where].function
+    graph = call_graph(facts)
+    # `out, hidden = model(x, hidden)`: a value the call made in the last pass goes in again (not the batch
+    # itself, `x, y = to_device(x), to_device(y)`: a loop target, or a name bound earlier in the pass)
+    fresh = {n.value for n in iter_nodes(where.target, (cst.Name,))} if isinstance(where, cst.For) else set()
+    for a in sorted(iter_nodes(where.body, (cst.Assign,)), key=lambda a: facts.where[a].order if a in facts.where else 0):
+        targets = {n.value for t in a.targets for n in iter_nodes(t.target, (cst.Name,))}
+        for c in iter_nodes(a.value, (cst.Call,)):
+            if any(isinstance(x.value, cst.Name) and x.value.value in targets - fresh for x in c.args):
+                return True
+        fresh |= targets
+    for c in calls_inside(facts, where):
+        if facts.where[c].function is not fn:
+            continue
+        for name, run, at in modes.runs(facts, c):
+            head = name.split(".", 1)[0]
+            expr: cst.BaseExpression | None = run
+            if site is not None and isinstance(fn, cst.FunctionDef) and any(p.name.value == head for p in fn.params.params) \
+                    and "." not in name:
+                expr, at = graph.argument_of(site, fn, head), site
+            m = program(facts).module(expr, at) if expr is not None else None
+            if m is not None and m.classdef is not None and _keeps_state(facts, m.classdef):
+                return True
+    return False
+
+
+def _keeps_state(facts, cls: cst.ClassDef) -> bool:
+    """The `forward` of a module class of the file stores an attribute it also reads (`self.hidden = h.detach()`
+    after `self.gru(x, self.hidden)`): each call continues from the last one."""
+    fn = call_graph(facts).methods(cls).get("forward")
+    if fn is None:
+        return False
+    written = {dotted(t.target) for a in iter_nodes(fn.body, (cst.Assign,)) for t in a.targets
+               if isinstance(t.target, cst.Attribute) and (dotted(t.target) or "").startswith("self.")}
+    spelt = [dotted(x) for x in iter_nodes(fn.body, (cst.Attribute,))]
+    return any(spelt.count(w) > 1 for w in written)  # written once, read too
 
 
 _SYNTHETIC_CLASS = re.compile(r"Random|Fake|Dummy|Synthetic")
@@ -964,16 +1079,6 @@ def _synthetic(facts, expr, at, depth: int = 0) -> bool:
         args = [a.value for a in expr.args if a.keyword is None and not a.star]
         return bool(args) and all(_synthetic(facts, a, at, depth + 1) for a in args)
     return False
-
-
-def _unpacked_count(facts, binding) -> int:
-    """How many names ``a, b, c = call(...)`` unpacks (the statement of ``binding``)."""
-    for holder in facts.holders(facts.unpacked_from(binding)[0]):
-        if isinstance(holder, cst.Assign):
-            for t in holder.targets:
-                if isinstance(t.target, (cst.Tuple, cst.List)):
-                    return len(t.target.elements)
-    return -1
 
 
 def _int_value(facts, expr, at):
@@ -1016,40 +1121,6 @@ def _one_pass(facts, node: cst.CSTNode, depth: int = 0) -> bool:
         return False
     callers = call_graph(facts).callers(fn)
     return bool(callers) and all(_one_pass(facts, c, depth + 1) for c in callers)
-
-
-def _training_loops(facts) -> list[cst.For]:
-    """The `for` loops of the file that run `backward()` or an optimizer step, in their body or through
-    the file's own functions they call (three calls deep)."""
-    found = facts.__dict__.get("_training_for_loops")
-    if found is not None:
-        return found
-    lf = loop_facts(facts)
-    graph = call_graph(facts)
-    steps = lf.backward + lf.optimizer_steps
-    memo: dict = {}
-
-    def trains(fn, depth: int) -> bool:
-        if fn in memo:
-            return memo[fn]
-        memo[fn] = False  # recursion guard
-        direct = any(facts.where[s].function is fn for s in steps)
-        memo[fn] = direct or (depth < 3 and any(
-            (t := graph.target(c)) is not None and trains(t, depth + 1) for c in graph.calls_in.get(fn, ())))
-        return memo[fn]
-
-    found = []
-    for loop in facts.index.get("For", ()):
-        if any(loop in facts.where[s].blocks for s in steps):
-            found.append(loop)
-            continue
-        for c in iter_calls(loop.body):
-            t = graph.target(c) if c in facts.where else None
-            if t is not None and trains(t, 1):
-                found.append(loop)
-                break
-    facts._training_for_loops = found
-    return found
 
 
 @register
