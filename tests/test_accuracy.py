@@ -377,6 +377,18 @@ def test_a_rule_counts_only_the_corpus_rounds_from_the_one_it_is_measured_from()
     assert [r[:2] + r[6:12] for r in _md_rows(md, "corpus")][-1] == ["corpus", "all", "35", "19", "6", "9", "1", "76.0 %"]
 
 
+def test_a_code_reserved_for_a_class_no_rule_covers_is_listed_as_reserved_after_the_rules():
+    # a buggy round whose bugs include one of a class with no rule yet (a code of uncovered.toml)
+    rounds = ROUNDS + [{"set": "buggy", "date": "2026-01-05", "rules": "dddddddddddd", "added": ["cases/d.py"],
+                        "files": 1, "expected": 2, "found": 0, "found_every_rule": 0, "covered": 1,
+                        "by_rule": {"TL403": [0, 1], "TL999": [0, 1]}}]
+    md = "\n".join(acc.render_first_sight(rounds, DEFAULTS))
+    assert _md_rows(md, "TL999") == [["TL999", "reserved", "–", "0", "0", "0", "0", "0", "–", "1", "0", "0.0 %"]]
+    assert _md_rows(md, "TL204")[0][:2] == ["TL204", "no"]  # a registered rule off by default
+    codes = [line.split(" | ")[0].lstrip("| ") for line in md.splitlines() if line.startswith("| TL")]
+    assert codes[-1] == "TL999"  # after every registered rule
+
+
 def test_the_bar_names_the_rule_its_figures_and_the_two_ways_out():
     [failure] = acc.bar_failures(acc.FirstSight.of(ROUNDS, {}), DEFAULTS)  # TL003 is an engine code
     assert failure.startswith("TL702 is on by default but 44.4 % precise at first sight (4 true, 5 false over "
