@@ -244,6 +244,47 @@ def test_tl608_silent_when_a_sampler_or_a_rebinding_makes_them_differ():
     assert rows(rebound, "TL608") == []
 
 
+VALIDATION_UNDER_A_TEST = """
+import torch
+from torch.utils.data import DataLoader
+
+
+class Model:
+    def fit(self, dataset, val_dataset=None, epochs=10):
+        if not isinstance(dataset, DataLoader):
+            dataset = DataLoader(dataset, shuffle=True)
+        if val_dataset is not None and not isinstance(val_dataset, DataLoader):
+            val_dataset = DataLoader(val_dataset)
+        optimizer = torch.optim.SGD(self._model.parameters(), lr=0.005)
+        losses = []
+        for epoch in range(epochs):
+            for images, targets in dataset:
+                total_loss = sum(self._model(images, targets).values())
+                optimizer.zero_grad()
+                total_loss.backward()
+                optimizer.step()
+            if val_dataset is not None:
+                avg_loss = 0
+                with torch.no_grad():
+                    for images, targets in dataset:
+                        avg_loss += sum(self._model(images, targets).values()).item()
+                losses.append(avg_loss / len(val_dataset.dataset))
+        return losses
+"""
+
+
+def test_tl608_validation_block_iterates_the_training_loader():
+    found = lint(VALIDATION_UNDER_A_TEST, "TL608")
+    assert [f.start.row for f in found] == [row_of(VALIDATION_UNDER_A_TEST, "for images, targets in dataset:", 1)]
+    assert "`val_dataset`" in found[0].message
+
+
+def test_tl608_silent_once_the_validation_block_iterates_the_validation_loader():
+    fixed = VALIDATION_UNDER_A_TEST.replace("                    for images, targets in dataset:",
+                                            "                    for images, targets in val_dataset:")
+    assert rows(fixed, "TL608") == []
+
+
 # -- TL708 ----------------------------------------------------------------------------------------------
 
 SCALER_LOOP = """
@@ -348,3 +389,4 @@ def test_messages_of_the_real_cases_stay_concise():
             seen += 1
             assert len(f.message) <= 160, f.message
     assert seen >= 16
+

@@ -1004,6 +1004,13 @@ def _iteration_sites(facts) -> list[tuple[str, cst.CSTNode]]:
     return out
 
 
+def _site_expr(site: cst.CSTNode) -> cst.CSTNode:
+    """What an iteration site iterates: a `for`'s iterable, or the receiver of `x.__iter__()`."""
+    if isinstance(site, cst.For):
+        return _iterated(site.iter)
+    return site.func.value if isinstance(site, cst.Call) and isinstance(site.func, cst.Attribute) else site
+
+
 def _same_scope(facts, a: cst.CSTNode, b: cst.CSTNode, text: str) -> bool:
     """``text`` names the same object at ``a`` and at ``b``: `self.<attr>` in methods of one class, or a name of
     one function (or of the module)."""
@@ -1015,6 +1022,19 @@ def _same_scope(facts, a: cst.CSTNode, b: cst.CSTNode, text: str) -> bool:
         cb = next((x for x in reversed(wb.blocks) if isinstance(x, cst.ClassDef)), None)
         return ca is not None and ca is cb
     return wa.function is wb.function
+
+
+def _evaluation_data(node: cst.CSTNode) -> bool:
+    """``node`` names an object of evaluation data (`val_loader`, `self.test_dataset`)."""
+    last = _last(dotted(node)) if isinstance(node, (cst.Name, cst.Attribute)) else ""
+    return bool(last) and bool(_EVAL_WORD.search(last)) and bool(_DATA_WORD.search(last))
+
+
+def _evaluation_context(node: cst.CSTNode) -> bool:
+    """A function named for evaluation, or an `if` whose test reads evaluation data."""
+    if isinstance(node, cst.FunctionDef):
+        return bool(_EVAL_WORD.search(node.name.value))
+    return isinstance(node, cst.If) and any(_evaluation_data(n) for n in iter_nodes(node.test, (cst.Name, cst.Attribute)))
 
 
 @register
@@ -1140,39 +1160,56 @@ class EvaluateOnTrainingData(Rule):
         return False
 
     def _evaluation_iterates_training_data(self) -> None:
-        """Premises: a function named for evaluation runs no training step; it iterates an object that a training
-        loop of the file iterates; it reads an evaluation object (`self.test_loader`) that nothing in the file
-        iterates: the evaluation was meant for that one."""
+        """Premises: a function named for evaluation (or a block under a test that reads evaluation data, `if
+        val_loader is not None:`) runs no training step; it iterates an object that a training loop of the file
+        iterates; it reads an evaluation object (`self.test_loader`) that nothing in the file iterates: the
+        evaluation was meant for that one."""
         facts = self.ctx.facts
         sites = _iteration_sites(facts)
-        for fn in facts.index.get("FunctionDef", ()):
-            if not _EVAL_WORD.search(fn.name.value):
+        tests = {id(b): b for _, s in sites for b in facts.where[s].blocks if isinstance(b, cst.If)}
+        for ctx in (*facts.index.get("FunctionDef", ()), *tests.values()):
+            if not _evaluation_context(ctx):
                 continue
-            mine = [(t, s) for t, s in sites if fn in facts.where[s].blocks and not _EVAL_WORD.search(_last(t))]
+            mine = [(t, s) for t, s in sites if ctx in facts.where[s].blocks and not _EVAL_WORD.search(_last(t))]
             for text, site in mine:
-                others = [s for t, s in sites if t == text and s is not site and _same_scope(facts, s, site, text)]
-                meant = self._unused_evaluation_data(fn, text, sites) if others else None
-                if meant is None or trains(facts, fn) or not any(
+                others = [s for t, s in sites if t == text and s is not site and _same_scope(facts, s, site, text)
+                          and self._same_bindings(text, s, site)]
+                meant = self._unused_evaluation_data(ctx, text, sites, site) if others else None
+                if meant is None or trains(facts, ctx) or not any(
                         (block := pass_of(facts, s)) is not None and trains(facts, block) for s in others):
                     continue
+                where = f"`{ctx.name.value}`" if isinstance(ctx, cst.FunctionDef) else \
+                    f"the loop under `if {short_code(self.ctx.code(ctx.test), 28)}`"
                 self.report(
                     site,
-                    f"`{fn.name.value}` iterates the training loader `{text}` although it reads `{meant}`, which nothing "
-                    "iterates: it evaluates on training data",
-                    hint=f"The scores `{fn.name.value}` returns are measured on the examples the model trains on "
+                    f"{where} iterates the training loader `{text}`, not `{meant}` (never iterated): it evaluates "
+                    "on training data",
+                    hint=f"The scores computed there are measured on the examples the model trains on "
                          f"(optimistic; model selection follows them). Iterate `{meant}` there.",
                 )
 
-    def _unused_evaluation_data(self, fn: cst.FunctionDef, text: str, sites) -> str | None:
-        """An object named for evaluation that ``fn`` reads (other than ``text``) and the file never iterates."""
+    def _same_bindings(self, text: str, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+        """A plain name ``text`` iterated at ``a`` and at ``b`` may be bound by the same assignments at both."""
+        if "." in text:
+            return True
+        flows = flow(self.ctx.facts)
+        reads = [next((n for n in iter_nodes(_site_expr(x), (cst.Name,)) if n.value == text), None) for x in (a, b)]
+        if reads[0] is None or reads[1] is None:
+            return False
+        ra, rb = ({id(r.target) for r in flows.reaching(text, n)} for n in reads)
+        return bool(ra) and ra == rb
+
+    def _unused_evaluation_data(self, fn: cst.FunctionDef | cst.If, text: str, sites, at: cst.CSTNode) -> str | None:
+        """An object named for evaluation that ``fn`` reads (other than ``text``, iterated at ``at``) and the file
+        never iterates."""
         facts = self.ctx.facts
         iterated = {t for t, _ in sites}
-        for node in iter_nodes(fn.body, (cst.Attribute, cst.Name)):
+        for node in iter_nodes(fn.body if isinstance(fn, cst.FunctionDef) else fn, (cst.Attribute, cst.Name)):
             d = dotted(node)
             if d is None or d == text or d in iterated or not _EVAL_WORD.search(_last(d)) \
                     or not _DATA_WORD.search(_last(d)):
                 continue
             if d.startswith("self.") and d.count(".") == 1 and text.startswith("self.") or (
-                    "." not in d and "." not in text and facts.lookup(d, fn) is not None):
+                    "." not in d and "." not in text and facts.lookup(d, at) is not None):
                 return d
         return None
