@@ -1193,11 +1193,12 @@ class EvaluateOnTrainingData(Rule):
         if "." in text:
             return True
         flows = flow(self.ctx.facts)
-        reads = [next((n for n in iter_nodes(_site_expr(x), (cst.Name,)) if n.value == text), None) for x in (a, b)]
-        if reads[0] is None or reads[1] is None:
+        read_a, read_b = (next((n for n in iter_nodes(_site_expr(x), (cst.Name,)) if n.value == text), None)
+                          for x in (a, b))
+        if read_a is None or read_b is None:
             return False
-        ra, rb = ({id(r.target) for r in flows.reaching(text, n)} for n in reads)
-        return bool(ra) and ra == rb
+        ra = {id(r.target) for r in flows.reaching(text, read_a)}
+        return bool(ra) and ra == {id(r.target) for r in flows.reaching(text, read_b)}
 
     def _unused_evaluation_data(self, fn: cst.FunctionDef | cst.If, text: str, sites, at: cst.CSTNode) -> str | None:
         """An object named for evaluation that ``fn`` reads (other than ``text``, iterated at ``at``) and the file

@@ -899,14 +899,6 @@ class DirectForwardCall(Rule):
 # TL708: gradient accumulation that does not accumulate, or accumulates a mis-weighted sum.
 
 
-def _stepped(step: cst.Call) -> str | None:
-    """The optimizer a step call steps, as spelt there (`optimizer.step()`, `scaler.step(optimizer)`)."""
-    recv = step.func.value if isinstance(step.func, cst.Attribute) else None
-    if recv is not None and "scaler" in (dotted(recv) or "").lower() and step.args:
-        return dotted(step.args[0].value)
-    return dotted(recv) if recv is not None else None
-
-
 def _clears_stepped(facts, zero: cst.Call, steps: tuple[cst.Call, ...]) -> bool:
     """``zero`` (a `zero_grad()` call) clears the gradients that ``steps`` apply: it is called on the same
     optimizer, or on a module named in that optimizer's parameters."""
