@@ -390,3 +390,36 @@ def test_messages_of_the_real_cases_stay_concise():
             assert len(f.message) <= 160, f.message
     assert seen >= 16
 
+
+ACCELERATE_PLAIN_BACKWARD = """
+import argparse
+
+from accelerate import Accelerator
+
+
+def main(model, optimizer, data_loader, diffusion, args):
+    accelerator = Accelerator(gradient_accumulation_steps=args.gradient_accumulation_steps,
+                              mixed_precision=args.mixed_precision)
+    model, optimizer, data_loader = accelerator.prepare(model, optimizer, data_loader)
+    for epoch in range(args.epochs):
+        for (img, mask) in data_loader:
+            with accelerator.accumulate(model):
+                loss = diffusion(mask, img)
+                loss.backward()
+                optimizer.step()
+                optimizer.zero_grad()
+"""
+
+
+def test_tl708_plain_backward_under_accelerate_accumulate():
+    found = lint(ACCELERATE_PLAIN_BACKWARD, "TL708")
+    assert [f.start.row for f in found] == [row_of(ACCELERATE_PLAIN_BACKWARD, "loss.backward()")]
+    assert found[0].severity is Severity.WARNING
+
+
+def test_tl708_silent_when_the_loss_goes_through_accelerate_or_is_divided():
+    through = ACCELERATE_PLAIN_BACKWARD.replace("loss.backward()", "accelerator.backward(loss)")
+    assert rows(through, "TL708") == []
+    divided = ACCELERATE_PLAIN_BACKWARD.replace("loss = diffusion(mask, img)",
+                                                "loss = diffusion(mask, img) / args.gradient_accumulation_steps")
+    assert rows(divided, "TL708") == []

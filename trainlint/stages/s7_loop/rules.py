@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from trainlint.facts import argument, dotted, iter_nodes, modes
+from trainlint.facts import argument, dotted, iter_nodes, literal, modes
 from trainlint.facts.accumulation import accumulate_around, accumulations, backward_value, every_pass, unscaled_loss
 from trainlint.facts.calls import call_graph, parameters
 from trainlint.facts.expr import short_code
@@ -945,6 +945,7 @@ class UnscaledGradientAccumulation(Rule):
             self._counter_division(acc)
             self._undivided(acc)
         self._accelerate(reported)
+        self._plain_backward()
 
     def _cleared(self, acc, reported: set[int]) -> None:
         """Premises: the loop accumulates (every `backward()` on every pass, every step under a test that lets
@@ -1049,3 +1050,59 @@ class UnscaledGradientAccumulation(Rule):
                      f"but `{shown}.zero_grad()` is the module's own method, which nothing skips: each micro-batch "
                      "wipes the gradients of the earlier ones. Call the prepared optimizer's `zero_grad()` instead.",
             )
+
+    def _plain_backward(self) -> None:
+        """Premises: the file's one `Accelerator` accumulates (`gradient_accumulation_steps=` other than 1); a
+        tensor's own `backward()` runs inside `with accelerator.accumulate(model):`; the loss is divided nowhere
+        in its function (accelerate divides it only in `accelerator.backward(loss)`)."""
+        facts = self.ctx.facts
+        made = [c for c in facts.index.get("Call", ()) if facts.qualname(c.func) == "accelerate.Accelerator"]
+        steps = argument(made[0], "gradient_accumulation_steps") if len(made) == 1 else None
+        if steps is None or literal(steps) in (0, 1):
+            return
+        for b in loop_facts(facts).backward:
+            if not isinstance(b, cst.Call) or not isinstance(b.func, cst.Attribute) or b.args:
+                continue
+            model = accumulate_around(facts, b)
+            value = backward_value(b)
+            if model is None or value is None or _divided_in_function(facts, value, b):
+                continue
+            shown = self.ctx.code(model)
+            self.report(
+                b,
+                f"`{short_code(self.ctx.code(b), 40)}` inside `accumulate({shown})` bypasses `accelerator.backward()`: "
+                "the loss is not divided by the accumulation steps",
+                severity=Severity.WARNING,
+                hint=f"accelerate divides the loss by `gradient_accumulation_steps` ({self.ctx.code(steps)}) and, under "
+                     "fp16 mixed precision, scales it for the gradient scaler only in `accelerator.backward(loss)`: "
+                     "with the tensor's own `backward()` the accumulated gradient is the sum over the micro-batches "
+                     "(SGD steps that many times too far; gradient clipping acts on the sum), and under fp16 the "
+                     "prepared optimizer unscales gradients that were never scaled. Call "
+                     "`accelerator.backward(loss)`.",
+            )
+            return
+
+
+def _divided_in_function(facts, value: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """``value`` (the loss given to `backward()` at ``at``) is divided or multiplied: in the expression itself, or
+    in an assignment to its name in the same function."""
+    def scaled(expr: cst.CSTNode) -> bool:
+        return any(isinstance(n.operator, (cst.Divide, cst.Multiply, cst.FloorDivide))
+                   for n in iter_nodes(expr, (cst.BinaryOperation,)))
+
+    if scaled(value):
+        return True
+    if not isinstance(value, cst.Name):
+        return False
+    fn = facts.where[at].function
+    for kind in ("Assign", "AugAssign"):
+        for a in facts.index.get(kind, ()):
+            w = facts.where.get(a)
+            targets = [t.target for t in a.targets] if isinstance(a, cst.Assign) else [a.target]
+            if w is None or w.function is not fn or not any(
+                    isinstance(t, cst.Name) and t.value == value.value for t in targets):
+                continue
+            if isinstance(a, cst.AugAssign) and isinstance(a.operator, (cst.DivideAssign, cst.MultiplyAssign)) \
+                    or scaled(a.value):
+                return True
+    return False
