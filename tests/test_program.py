@@ -415,6 +415,31 @@ probe(raw.encode_batch(texts))
         assert what(src, target) is None, target
 
 
+def test_class_framework_through_the_files_bases():
+    facts = _facts(HEAD + """
+import lightning as L
+import keras
+
+class Base(nn.Module):
+    pass
+
+class Net(Base):
+    pass
+
+class Lit(L.LightningModule):
+    pass
+
+class Block(keras.layers.Layer):
+    pass
+
+class Plain:
+    pass
+""")
+    p = program(facts)
+    frameworks = {c.name.value: p.class_framework(c) for c in facts.index["ClassDef"]}
+    assert frameworks == {"Base": "torch", "Net": "torch", "Lit": "torch", "Block": "keras", "Plain": None}
+
+
 # ---------------------------------------------------------------- widths, scores, labels and Keras losses
 
 KERAS_HEAD = """

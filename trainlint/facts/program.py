@@ -870,6 +870,11 @@ class Program:
                 return False
         return True
 
+    def class_framework(self, cls: cst.ClassDef) -> str | None:
+        """"torch" when the file's class ``cls`` derives from `nn.Module` or a LightningModule (through the file's
+        classes), "keras" for a Keras model or layer, else None."""
+        return self._module_framework(cls)
+
     def _module_framework(self, cls: cst.ClassDef) -> str | None:
         for klass in [cls, *self._file_bases(cls)]:
             for arg in klass.bases:

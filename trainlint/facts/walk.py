@@ -147,3 +147,67 @@ def iter_nodes(node: cst.CSTNode, types: tuple[type[cst.CSTNode], ...]) -> Itera
                 stack.append(v)
             elif type(v) is tuple or type(v) is list:
                 stack.extend(c for c in v if isinstance(c, cst.CSTNode))
+
+
+#: the fields of a node that hold a node it binds or names, not one it reads
+_NAMING_FIELDS = frozenset({
+    ("Attribute", "attr"), ("Arg", "keyword"), ("Param", "name"), ("FunctionDef", "name"), ("ClassDef", "name"),
+    ("AssignTarget", "target"), ("AnnAssign", "target"), ("AugAssign", "target"), ("For", "target"),
+    ("CompFor", "target"), ("AsName", "name"), ("ImportAlias", "name"), ("ImportAlias", "asname"),
+    ("NamedExpr", "target"), ("NameItem", "name"), ("ExceptHandler", "name"), ("WithItem", "asname"),
+    ("ImportFrom", "module"), ("Import", "names"), ("ImportFrom", "names"),
+})
+
+
+class Links:
+    """The whole tree read once: each node's parent and the parent's field holding it, its place in document
+    order (the numbering of :func:`walk`, which records only some node types), and the names the module reads
+    (not those it binds, imports, or uses as an attribute or a keyword)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.parent: dict[int, tuple[cst.CSTNode, str]] = {}
+        self.order: dict[int, int] = {}
+        self.reads: dict[str, list[cst.Name]] = {}
+        #: every name of the code (read, bound, attribute, keyword) and the text of every string literal
+        self.words: set[str] = set()
+        # the same traversal as `walk`, so that the numbers agree; naming: 0 read, 1 bound or named (the base
+        # of a bound attribute or subscript is read), 2 an import's names
+        stack: list[tuple[cst.CSTNode, int]] = [(module, 0)]
+        order = 0
+        while stack:
+            node, naming = stack.pop()
+            tp = type(node)
+            self.order[id(node)] = order
+            order += 1
+            if isinstance(node, cst.Name):
+                self.words.add(node.value)
+                if not naming:
+                    self.reads.setdefault(node.value, []).append(node)
+            elif isinstance(node, cst.SimpleString):
+                self.words.add(node.value)
+            children: list[tuple[cst.CSTNode, int]] = []
+            for name in _fields(tp):
+                v = getattr(node, name)
+                if naming == 2 or tp in (cst.Import, cst.ImportFrom):
+                    inner = 2
+                elif (tp.__name__, name) in _NAMING_FIELDS:
+                    inner = 1
+                elif naming and not (tp in (cst.Attribute, cst.Subscript) and name != "attr"):
+                    inner = 1
+                else:
+                    inner = 0
+                for c in (v if type(v) is tuple or type(v) is list else (v,)):
+                    if _IS_NODE.get(type(c)) or _node_type(type(c)):
+                        self.parent[id(c)] = (node, name)
+                        children.append((c, inner))
+            stack.extend(reversed(children))
+
+    def blocks(self, node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
+        """The blocks around ``node`` (outermost first), as :class:`Where` records them."""
+        out = []
+        p = self.parent.get(id(node))
+        while p is not None:
+            if type(p[0]) in _STRUCTURAL_TYPES:
+                out.append(p[0])
+            p = self.parent.get(id(p[0]))
+        return tuple(reversed(out))

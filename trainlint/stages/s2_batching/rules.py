@@ -34,11 +34,13 @@ from trainlint.facts.models import trainer_arguments
 from trainlint.facts.paths import runs_before
 from trainlint.facts.expr import dotted
 from trainlint.facts.expr import short_code as _short
+from trainlint.facts.flow import flow
 from trainlint.facts.loops import loop_facts, loops_around
 from trainlint.facts.passes import callers, calls_inside, in_iteration, training_loops
 from trainlint.facts.objects import Encoding
 from trainlint.facts.processes import lightning_processes
 from trainlint.facts.program import program
+from trainlint.facts.steps import pass_of, repeated, trains
 from trainlint.findings import Applicability, Severity
 from trainlint.pins import ABSENT, REMOVED, VALID, status, version_text, versions_of
 from trainlint.rule import Rule, register
@@ -1422,3 +1424,99 @@ class PadTokenIsEosMasked(Rule):
                     return True
         return False
 
+
+# ---------------------------------------------------------------------------------------------
+# TL209: a DistributedSampler whose epoch never changes.
+
+_DISTRIBUTED_SAMPLERS = frozenset({"torch.utils.data.distributed.DistributedSampler",
+                                   "torch.utils.data.DistributedSampler"})
+_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+
+
+def _sampler_loaders(facts, sampler: cst.Call) -> list[cst.Call] | None:
+    """The DataLoaders built on ``sampler`` (also through a `BatchSampler` around it); None when the sampler
+    goes somewhere out of sight (code that may call its `set_epoch`)."""
+    flows = flow(facts)
+    loaders: list[cst.Call] = []
+    todo, seen = [sampler], set()
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        for use in flows.uses(obj):
+            if use.kind in ("test", "attr", "method"):
+                continue
+            if use.kind != "arg" or not isinstance(use.node, cst.Call):
+                return None
+            q = facts.qualname(use.node.func) or ""
+            if q in _LOADERS and use.detail in ("sampler", "batch_sampler", 2, 3):
+                loaders.append(use.node)
+            elif q.rsplit(".", 1)[-1] == "BatchSampler" and q.startswith("torch.utils.data") \
+                    and use.detail in ("sampler", 0):
+                todo.append(use.node)
+            else:
+                return None
+    return loaders
+
+
+def _training_iterations(facts, loader: cst.Call) -> list[cst.CSTNode] | None:
+    """Where ``loader`` is iterated by a loop whose passes train; None when the loader goes out of sight."""
+    out = []
+    for use in flow(facts).uses(loader):
+        if use.kind in ("test", "attr", "method"):
+            continue
+        if use.kind != "iter":
+            return None
+        block = pass_of(facts, use.node)
+        if block is not None and trains(facts, block):
+            out.append(use.node)
+    return out
+
+
+@register
+class SamplerWithoutSetEpoch(Rule):
+    """A DistributedSampler feeds a training loop over several epochs but its `set_epoch` is never called."""
+
+    code = "TL209"
+    name = "distributed-sampler-without-set-epoch"
+    severity = Severity.WARNING
+    default = False
+    measured_from = 4
+    gate = (("DistributedSampler",),)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        if facts.qualname(node.func) not in _DISTRIBUTED_SAMPLERS:
+            return
+        # premise 1: the sampler shuffles (with `shuffle=False` the order is the same whatever the epoch)
+        shuffle = argument(node, "shuffle", 3)
+        if shuffle is not None and literal(shuffle) is not True:
+            return
+        # premise 2: nothing sets its epoch: the file never does, and the sampler and its loaders stay in sight
+        if flow(facts).mentions("set_epoch"):
+            return
+        loaders = _sampler_loaders(facts, node)
+        if not loaders:
+            return
+        sites: list[cst.CSTNode] = []
+        for loader in loaders:
+            found = _training_iterations(facts, loader)
+            if found is None:
+                return
+            sites.extend(found)
+        # premises 3 and 4: a loader built on it feeds a training loop, and that loop runs again and again
+        if not any(repeated(facts, site) for site in sites):
+            return
+        holder = next((dotted(t.target) for h in facts.holders(node) if isinstance(h, cst.Assign) for t in h.targets), None)
+        shown = f"`{holder}`" if holder else "this `DistributedSampler`"
+        self.report(
+            node,
+            f"{shown} feeds a training loop that runs epoch after epoch, but its `set_epoch()` is never called: "
+            "every epoch sees the same order",
+            hint="A DistributedSampler shuffles with the seed `seed + epoch`, and its epoch stays 0 until "
+                 "`set_epoch(epoch)` is called: without it, each epoch iterates the same permutation on every "
+                 f"process. Call `{holder or 'sampler'}.set_epoch(epoch)` at the start of each epoch, before the "
+                 "loader is iterated (Lightning, accelerate's prepared loaders and the transformers Trainer do it "
+                 "for you).",
+        )

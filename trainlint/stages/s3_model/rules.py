@@ -1690,3 +1690,213 @@ class CheckpointingWithoutInputGrads(Rule):
             "`model.enable_input_require_grads()` before `get_peft_model`, or use non-reentrant checkpointing "
             "(`gradient_checkpointing_kwargs={\"use_reentrant\": False}`).",
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# TL309: a parameter moved or cast after it was wrapped: a plain tensor on the module.
+
+_PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+#: torch functions that make a tensor on the CPU unless given `device=` (default dtype float32 for the first group)
+_FLOAT_FACTORIES = frozenset({"zeros", "ones", "randn", "rand", "empty", "eye", "normal", "Tensor", "FloatTensor"})
+_CPU_FACTORIES = _FLOAT_FACTORIES | {"tensor", "arange", "full", "randint", "linspace", "from_numpy", "as_tensor"}
+#: tensor methods that keep where the values live (initialisers, views)
+_IN_PLACE_OR_VIEW = re.compile(r"^(?:[a-z][a-z_]*_|view|reshape|t|transpose|unsqueeze|squeeze|contiguous)$")
+_CASTS = {"double": "float64", "half": "float16", "bfloat16": "bfloat16"}
+_DTYPE_CASTS = {"float64": "float64", "double": "float64", "float16": "float16", "half": "float16",
+                "bfloat16": "bfloat16"}
+
+
+def _made_on_cpu(facts, expr: cst.BaseExpression, dtypes_too: bool = False) -> bool:
+    """``expr`` makes a tensor on the CPU (a torch factory without `device=`, with no default device set in
+    the file), of the default dtype float32 when ``dtypes_too``."""
+    if isinstance(expr, cst.BinaryOperation):
+        sides = [s for s in (expr.left, expr.right) if not isinstance(s, (cst.Integer, cst.Float))]
+        return bool(sides) and all(_made_on_cpu(facts, s, dtypes_too) for s in sides)
+    if not isinstance(expr, cst.Call):
+        return False
+    f = expr.func
+    if isinstance(f, cst.Attribute) and _IN_PLACE_OR_VIEW.match(f.attr.value) and f.attr.value != "to_":
+        return _made_on_cpu(facts, f.value, dtypes_too)
+    q = facts.qualname(f) or ""
+    short = q.rsplit(".", 1)[-1]
+    if not q.startswith("torch.") or q.count(".") != 1 or short not in (_FLOAT_FACTORIES if dtypes_too else _CPU_FACTORIES):
+        return False
+    return keyword(expr, "device") is None and not (dtypes_too and keyword(expr, "dtype") is not None)
+
+
+def _default_device_set(facts, before: cst.CSTNode) -> bool:
+    """The file sets torch's default device or tensor type before ``before`` (factories then make tensors there)."""
+    order = facts.where[before].order
+    return any(c.func.attr.value in ("set_default_device", "set_default_tensor_type", "set_default_dtype")
+               for c in facts.index.get("Call", ()) if isinstance(c.func, cst.Attribute) and facts.where[c].order < order)
+
+
+def _conversion(facts, call: cst.Call, data: cst.BaseExpression) -> str | None:
+    """What `.<method>(...)` of ``call`` does to the parameter made of ``data``: "moves" (certainly to another
+    device), "may move" (to a device the source names by a variable), "casts", or None (nothing, or unknown)."""
+    meth = call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
+    if meth == "cuda":
+        return "moves" if _made_on_cpu(facts, data) else None
+    if meth in _CASTS:
+        return "casts" if _made_on_cpu(facts, data, dtypes_too=True) else None
+    if meth != "to" or not call.args:
+        return None
+    dtype = argument(call, "dtype")
+    target = dtype if dtype is not None else call.args[0].value
+    q = facts.qualname(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+    if q is not None and q.startswith("torch.") and q.count(".") == 1:
+        name = q.split(".", 1)[1]
+        if name in _DTYPE_CASTS:
+            return "casts" if _made_on_cpu(facts, data, dtypes_too=True) else None
+        return None  # another dtype, or torch.device itself
+    if dtype is not None:
+        return None
+    device = target
+    if isinstance(device, cst.Call) and facts.qualname(device.func) == "torch.device" and device.args:
+        device = device.args[0].value
+    value = literal(device)
+    if isinstance(value, str):
+        return "moves" if value.startswith(("cuda", "mps", "xpu")) and _made_on_cpu(facts, data) else None
+    if isinstance(device, (cst.Name, cst.Attribute)) and _made_on_cpu(facts, data):
+        return "may move"
+    return None
+
+
+@register
+class ParameterMovedOffModule(Rule):
+    """`nn.Parameter(...).to(device)` (or `.cuda()`, `.double()`) assigned to a module: a plain tensor, not a parameter."""
+
+    code = "TL309"
+    name = "parameter-moved-off-module"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    gate = (("Parameter",), ("to", "cuda", "double", "half", "bfloat16"))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        facts = self.ctx.facts
+        # premise 1: the value is an attribute of a torch module (`self.<attr> = ...` in a method of an nn.Module)
+        targets = [t.target for t in node.targets if isinstance(t.target, cst.Attribute) and dotted(t.target.value) == "self"]
+        if not targets or not isinstance(node.value, cst.Call):
+            return
+        w = facts.where.get(node)
+        fn = w.function if w is not None else None
+        p = program(facts)
+        cls = p.graph.class_of(fn) if isinstance(fn, cst.FunctionDef) else None
+        if cls is None or p.class_framework(cls) != "torch":
+            return
+        # premise 2: the value is an `nn.Parameter` that a method then moves or casts, which returns a new tensor
+        chain: list[cst.Call] = []
+        expr: cst.BaseExpression = node.value
+        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+                and expr.func.attr.value in ("to", "cuda", "cpu", "float", *_CASTS):
+            chain.append(expr)
+            expr = expr.func.value
+        if not chain or not isinstance(expr, cst.Call) or facts.qualname(expr.func) not in _PARAMETER_CLASSES:
+            return
+        data = argument(expr, "data", 0)
+        # premise 3: the parameter is meant to train (`requires_grad` is not False)
+        if data is None or literal(argument(expr, "requires_grad", 1)) is False:
+            return
+        if _default_device_set(facts, cls):
+            return
+        effects = [(c, _conversion(facts, c, data)) for c in reversed(chain)]
+        found = next(((c, e) for c, e in effects if e is not None), None)
+        if found is None:
+            return
+        conv, effect = found
+        attr = self.ctx.code(targets[0])
+        method = f".{conv.func.attr.value}()" if isinstance(conv.func, cst.Attribute) else "the conversion"
+        when = "on a GPU " if effect == "may move" else ""
+        shown = short_code(self.ctx.code(conv)[len(self.ctx.code(expr)):], 30)
+        self.report(
+            node.value,
+            f"`{attr}` holds `nn.Parameter(...){shown}`, {when}a plain tensor, not a registered parameter: "
+            "`parameters()` and `state_dict()` miss it",
+            hint=f"`{method}` on a Parameter returns a new tensor (the Parameter itself only when nothing moves or "
+                 "casts), and a module registers only the `nn.Parameter` values assigned to it: an optimizer built from "
+                 f"`model.parameters()` never updates `{attr}`, checkpoints do not save it, and `model.to()` does not move "
+                 f"it. Make the data where it belongs inside the Parameter (`nn.Parameter(torch.zeros(..., device=device))`), "
+                 "or build the module on the CPU and move the whole module with `model.to(device)`.",
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# TL311: functional dropout that does not follow the module's mode.
+
+#: functional dropouts whose `training` defaults to True (alpha_dropout and feature_alpha_dropout default to False)
+_ALWAYS_ON_DROPOUTS = frozenset({"torch.nn.functional.dropout", "torch.nn.functional.dropout1d",
+                                 "torch.nn.functional.dropout2d", "torch.nn.functional.dropout3d"})
+#: names that say the dropout is meant to stay on at inference (Monte-Carlo dropout)
+_MONTE_CARLO = re.compile(r"(?:^|_)mc(?:_|$)|monte|carlo|bayes|uncertaint|mcdropout|MCDropout|MC(?=[A-Z_])", re.I)
+
+
+def _forward_methods(p, cls: cst.ClassDef) -> set[cst.FunctionDef]:
+    """The class's `forward` and the methods of the file it runs (three calls deep)."""
+    methods = p.graph.methods(cls)
+    start = methods.get("forward")
+    if start is None:
+        return set()
+    found = {start}
+    frontier = [start]
+    for _ in range(3):
+        nxt = []
+        for fn in frontier:
+            for c in p.graph.calls_in.get(fn, ()):
+                t = p.graph.resolve(c)
+                if t is not None and t not in found:
+                    found.add(t)
+                    nxt.append(t)
+        frontier = nxt
+    return found
+
+
+@register
+class FunctionalDropoutAlwaysOn(Rule):
+    """`F.dropout(x, p)` in a module's forward without `training=self.training`: dropout stays on in evaluation."""
+
+    code = "TL311"
+    name = "functional-dropout-always-on"
+    severity = Severity.WARNING
+    default = False
+    measured_from = 4
+    gate = (("dropout", "dropout1d", "dropout2d", "dropout3d"),)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        q = facts.qualname(node.func)
+        if q not in _ALWAYS_ON_DROPOUTS:
+            return
+        # premise 1: the call leaves `training` at its default, True
+        if argument(node, "training", 2) is not None:
+            return
+        # premise 2: it drops something (`p` is not 0)
+        rate = argument(node, "p", 1)
+        if rate is not None and literal(rate) in (0, 0.0):
+            return
+        # premise 3: it runs in the forward of a torch module of the file, unguarded by a test of the mode
+        w = facts.where.get(node)
+        if w is None:
+            return
+        p = program(facts)
+        fns = [b for b in w.blocks if isinstance(b, cst.FunctionDef)]
+        cls = next((p.graph.class_of(f) for f in fns if p.graph.class_of(f) is not None), None)
+        if cls is None or p.class_framework(cls) != "torch" or not any(f in _forward_methods(p, cls) for f in fns):
+            return
+        for b in w.blocks:
+            if isinstance(b, (cst.If, cst.While)) and re.search(r"train", self.ctx.code(b.test), re.I):
+                return
+        # premise 4: nothing says it is meant to stay on at inference (Monte-Carlo dropout)
+        if any(_MONTE_CARLO.search(n) for n in (cls.name.value, *(f.name.value for f in fns))):
+            return
+        method = next(f.name.value for f in reversed(fns))
+        shown = short_code(self.ctx.code(node), 40)
+        self.report(
+            node,
+            f"`{shown}` in `{cls.name.value}.{method}` has no `training=self.training`: dropout stays on after "
+            "`model.eval()`",
+            hint=f"`{q.rsplit('.', 1)[-1]}`'s `training` argument defaults to True and does not follow the module's "
+                 "mode: validation, test and inference outputs are randomly dropped (noisy, lower metrics). Pass "
+                 "`training=self.training`, or use an `nn.Dropout` layer, which `eval()` turns off. If dropout at "
+                 "inference is meant (Monte-Carlo dropout), say so with `training=True`.",
+        )

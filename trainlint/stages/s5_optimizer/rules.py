@@ -768,3 +768,107 @@ class Fp16OnBf16Model(Rule):
             "range (65504): under float16 autocast they become inf, then NaN (loss NaN, or 0 with a grad norm of 0). "
             "Train in bfloat16 (`bf16=True`, `precision=\"bf16-mixed\"`) or, on a GPU without bfloat16, in float32.",
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# TL509: a float hyper-parameter parsed as an integer.
+
+#: words of an option's name that say it is a float hyper-parameter, and what it is
+_FLOAT_OPTIONS = {("lr",): "learning rate", ("learning", "rate"): "learning rate", ("weight", "decay"): "weight decay",
+                  ("wd",): "weight decay", ("momentum",): "momentum", ("dropout",): "dropout rate",
+                  ("label", "smoothing"): "label smoothing"}
+#: a usual value of each, for the message
+_USUAL = {"learning rate": "3e-4", "weight decay": "0.01", "momentum": "0.9", "dropout rate": "0.1",
+          "label smoothing": "0.1"}
+#: words that make the option a count, a step, a switch or a choice about that hyper-parameter
+_COUNT_WORDS = frozenset({
+    "step", "steps", "epoch", "epochs", "iter", "iters", "iteration", "iterations", "patience", "warmup", "freq",
+    "frequency", "interval", "every", "milestone", "milestones", "schedule", "scheduler", "sched", "policy", "type",
+    "mode", "num", "n", "nb", "cycle", "cycles", "period", "size", "batch", "drop", "restart", "restarts", "layer",
+    "layers", "times", "count", "start", "end", "stop", "seed", "dim", "head", "heads", "id", "idx", "index", "level",
+    "use", "no", "do", "is", "enable", "disable", "flag", "after", "before", "until", "delay", "wait", "update",
+    "updates", "log", "print", "save", "eval", "gpu", "gpus", "rank", "nodes", "workers", "method", "sample", "samples",
+    "token", "tokens", "example", "examples", "image", "images", "batches", "items", "length", "len", "rounds", "round",
+})
+_ARGPARSE_MODULES = ("argparse", "configargparse", "jsonargparse")
+
+
+def _name_words(option: str) -> tuple[str, ...]:
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", option.lstrip("-"))
+    return tuple(w for w in re.split(r"[-_.\s]+", text.lower()) if w)
+
+
+#: words that, beside a hyper-parameter's name, may make the option a count (`--lr_decay 30`: every 30 epochs)
+_AMBIGUOUS_WORDS = frozenset({"decay"})
+#: words of a `help=` text that say the option counts something
+_COUNT_HELP = re.compile(r"\b(?:number|num|epochs?|steps?|iterations?|iters?|every|count|times|integer|index)\b", re.I)
+
+
+def _float_option(option: str) -> str | None:
+    """What float hyper-parameter the option's name says it is (None: it says nothing of the kind, or says it is a
+    count or a switch)."""
+    words = _name_words(option)
+    if any(w in _COUNT_WORDS or w.isdigit() for w in words):
+        return None
+    for key, what in _FLOAT_OPTIONS.items():
+        at = next((i for i in range(len(words) - len(key) + 1) if words[i:i + len(key)] == key), None)
+        if at is not None:
+            rest = words[:at] + words[at + len(key):]
+            return None if any(w in _AMBIGUOUS_WORDS for w in rest) else what
+    return None
+
+
+@register
+class IntegerLearningRateArgument(Rule):
+    """A learning-rate (or other float hyper-parameter) command-line option declared `type=int`."""
+
+    code = "TL509"
+    name = "integer-learning-rate-argument"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    fix = Applicability.SAFE
+    gate = (("add_argument",), ("int",), _ARGPARSE_MODULES)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "add_argument"):
+            return
+        # premise 1: an argparse option
+        if not any(m.split(".")[0] in _ARGPARSE_MODULES for m in facts.imports.modules):
+            return
+        # premise 2: converted with the builtin `int`
+        kind = keyword(node, "type")
+        if kind is None or not isinstance(kind.value, cst.Name) or kind.value.value != "int" \
+                or facts.lookup("int", node) is not None:
+            return
+        # premise 3: its name says it is a float hyper-parameter
+        flags = [v for a in node.args if a.keyword is None and isinstance(v := literal(a.value), str)]
+        dest = literal(argument(node, "dest"))
+        names = [*flags, *([dest] if isinstance(dest, str) else [])]
+        what = next((w for n in names if (w := _float_option(n)) is not None), None)
+        help_text = literal(argument(node, "help"))
+        if what is None or not flags or isinstance(help_text, str) and _COUNT_HELP.search(help_text):
+            return
+        # premise 4: nothing says it takes whole numbers (an integer default other than 0, a list of choices)
+        default = literal(argument(node, "default"))
+        if keyword(node, "choices") is not None or (isinstance(default, int) and not isinstance(default, bool)
+                                                     and default != 0):
+            return
+        option = max(flags, key=len)
+        if isinstance(default, float) and not default.is_integer():
+            message = (f"`{option}` is declared `type=int` but defaults to {default}: `{option} {default}` on the "
+                       "command line fails (\"invalid int value\")")
+        else:
+            message = (f"`{option}` ({what}) is declared `type=int`: a {what} given on the command line "
+                       f"(`{option} {_USUAL[what]}`) fails (\"invalid int value\")")
+        self.report(
+            kind.value,
+            message,
+            hint=f"argparse converts the command-line text with `type`: `int('{_USUAL[what]}')` raises, so the script "
+                 f"exits with \"argument {option}: invalid int value: '{_USUAL[what]}'\" (and an integer {what} is rarely "
+                 "meant). The "
+                 "default is not converted, so the script works only while the option is left out. Declare "
+                 "`type=float`.",
+            fix=self.ctx.fix(Applicability.SAFE, "declare `type=float`", self.ctx.replace(kind.value, "float")),
+        )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from trainlint import codemod
@@ -21,9 +23,13 @@ from trainlint.facts import (
     keyword,
     literal,
 )
+from trainlint.facts.expr import dotted, short_code
+from trainlint.facts.models import trainer_arguments
+from trainlint.facts.flow import flow
 from trainlint.facts.losses import loss_site
 from trainlint.facts.objects import Output
 from trainlint.facts.scores import scores
+from trainlint.facts.steps import pass_of, trains
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
@@ -944,3 +950,285 @@ class ArgmaxWithoutDim(Rule):
         if node in facts.where:
             return node
         return next((c for c in iter_nodes(node, (cst.Call,)) if c in facts.where), None)
+
+
+# ---------------------------------------------------------------------------------------------
+# TL608: the evaluation runs on the training data.
+
+#: the words that name an evaluation, first or last in an identifier (`val_loader`, `run_eval`, `x_test`)
+_EVAL_WORDS = ("val", "valid", "validation", "validate", "eval", "evaluation", "evaluate", "dev", "test", "testing")
+_EVAL_WORD = re.compile(rf"^(?:{'|'.join(_EVAL_WORDS)})(?:_|\d|$)|_(?:{'|'.join(_EVAL_WORDS)})\d*$")
+_TRAIN_WORD = re.compile(r"(?:^|_)(?:train|training|tr)(?:_|$|\d)")
+#: a literal argument that names the training split (`split="train"`, a path `data/train`)
+_TRAIN_SPLIT = re.compile(r"(?:^|[^a-z])train(?:ing)?(?:[^a-z]|$)", re.I)
+#: names of data objects (a loader, a dataset, its batches)
+_DATA_WORD = re.compile(r"loader|(?:^|_)dl(?:_|$)|data|(?:^|_)ds(?:_|$)|(?:^|_)set(?:_|$)|batches|iter|samples", re.I)
+_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip", "trange"})
+_LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+
+
+def _last(text: str | None) -> str:
+    return (text or "").rsplit(".", 1)[-1]
+
+
+def _says_train_split(facts, call: cst.Call) -> bool:
+    """An argument of ``call`` names the training split: `train=True`, or a literal string such as `"train"`,
+    `split="train"` or a path `data/train`."""
+    for a in call.args:
+        v = literal(a.value)
+        if a.keyword is not None and a.keyword.value == "train" and v is True:
+            return True
+        if isinstance(v, str) and _TRAIN_SPLIT.search(v):
+            return True
+    return False
+
+
+def _iterated(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """What a `for` iterates under `enumerate(...)`, `tqdm(...)`, `iter(...)`."""
+    while isinstance(expr, cst.Call) and (func_name(expr.func) or "") in _WRAPPERS and expr.args:
+        expr = expr.args[0].value
+    return expr
+
+
+def _iteration_sites(facts) -> list[tuple[str, cst.CSTNode]]:
+    """(the dotted text iterated, the For / the `iter()` call) for every iteration of a named object."""
+    out = []
+    for f in facts.index.get("For", ()):
+        text = dotted(_iterated(f.iter))
+        if text is not None:
+            out.append((text, f))
+    for c in facts.index.get("Call", ()):
+        if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("__iter__", "__next__") and not c.args:
+            text = dotted(c.func.value)
+            if text is not None:
+                out.append((text, c))
+    return out
+
+
+def _site_expr(site: cst.CSTNode) -> cst.CSTNode:
+    """What an iteration site iterates: a `for`'s iterable, or the receiver of `x.__iter__()`."""
+    if isinstance(site, cst.For):
+        return _iterated(site.iter)
+    return site.func.value if isinstance(site, cst.Call) and isinstance(site.func, cst.Attribute) else site
+
+
+def _same_scope(facts, a: cst.CSTNode, b: cst.CSTNode, text: str) -> bool:
+    """``text`` names the same object at ``a`` and at ``b``: `self.<attr>` in methods of one class, or a name of
+    one function (or of the module)."""
+    wa, wb = facts.where.get(a), facts.where.get(b)
+    if wa is None or wb is None:
+        return False
+    if text.startswith("self."):
+        ca = next((x for x in reversed(wa.blocks) if isinstance(x, cst.ClassDef)), None)
+        cb = next((x for x in reversed(wb.blocks) if isinstance(x, cst.ClassDef)), None)
+        return ca is not None and ca is cb
+    return wa.function is wb.function
+
+
+def _evaluation_data(node: cst.CSTNode) -> bool:
+    """``node`` names an object of evaluation data (`val_loader`, `self.test_dataset`)."""
+    last = _last(dotted(node)) if isinstance(node, (cst.Name, cst.Attribute)) else ""
+    return bool(last) and bool(_EVAL_WORD.search(last)) and bool(_DATA_WORD.search(last))
+
+
+def _evaluation_context(node: cst.CSTNode) -> bool:
+    """A function named for evaluation, or an `if` whose test reads evaluation data."""
+    if isinstance(node, cst.FunctionDef):
+        return bool(_EVAL_WORD.search(node.name.value))
+    return isinstance(node, cst.If) and any(_evaluation_data(n) for n in iter_nodes(node.test, (cst.Name, cst.Attribute)))
+
+
+def _trainer_evaluates(facts, trainer: cst.Call) -> bool:
+    """The Trainer evaluates its `eval_dataset`: the file calls an `evaluate()`, or the training arguments set an
+    `eval_strategy` other than "no" (the default); False where the arguments are not shown."""
+    if any(True for _ in facts.method_calls("evaluate")):
+        return True
+    given = trainer_arguments(facts, trainer)
+    if given is None:
+        return False
+    kw = keyword(given[0], "eval_strategy") or keyword(given[0], "evaluation_strategy") or keyword(given[0], "do_eval")
+    if kw is None:
+        return False
+    value = facts.constant(kw.value, given[1])
+    return value not in ("no", False, None)
+
+
+@register
+class EvaluateOnTrainingData(Rule):
+    """The evaluation or validation runs on the training data."""
+
+    code = "TL608"
+    name = "evaluate-on-training-data"
+    severity = Severity.WARNING
+    default = False
+    measured_from = 4
+    gate = ((*TRAINER_WORDS, *(f"{w}*" for w in _EVAL_WORDS), *(f"*{w}" for w in _EVAL_WORDS)),)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        pairs: list[tuple[cst.BaseExpression | None, cst.BaseExpression | None, str]] = []
+        meth = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+        q = facts.qualname(node.func) or ""
+        if (keyword(node, "eval_dataset") is not None or q == "transformers.Trainer" and len(node.args) > 4) \
+                and facts.is_trainer_class(node.func, node):
+            if not _trainer_evaluates(facts, node):
+                return  # the eval_dataset is never measured: eval_strategy "no" and no evaluate() call
+            train = argument(node, "train_dataset", 3 if q == "transformers.Trainer" else None)
+            evals = argument(node, "eval_dataset", 4 if q == "transformers.Trainer" else None)
+            values = [e.value for e in evals.elements] if isinstance(evals, (cst.List, cst.Tuple)) else \
+                [e.value for e in evals.elements if isinstance(e, cst.DictElement)] if isinstance(evals, cst.Dict) else [evals]
+            pairs.extend((train, v, "`eval_dataset`") for v in values)
+        elif meth == "fit" and keyword(node, "validation_data") is not None:
+            val = argument(node, "validation_data")
+            x, y = argument(node, "x", 0), argument(node, "y", 1)
+            if isinstance(val, (cst.Tuple, cst.List)) and len(val.elements) >= 2 and x is not None and y is not None:
+                pairs.append((x, val.elements[0].value, "`validation_data`"))
+                pairs.append((y, val.elements[1].value, "`validation_data`"))
+            elif y is None:
+                pairs.append((x, val, "`validation_data`"))
+        # premise: each evaluation input is the very object (or the same split) the training gets
+        if not pairs:
+            return
+        flows = flow(facts)
+        for t, v, _ in pairs:
+            if t is None or v is None or flows.identity(t) is None or flows.identity(t) != flows.identity(v):
+                return
+        _, v, role = pairs[0]
+        assert v is not None
+        self.report(
+            v,
+            f"{role} `{_short(self.ctx.code(v))}` is the very data given for training: the evaluation measures "
+            "the fit to the training data, not generalisation",
+            hint="Evaluating on the examples the model is trained on reports an optimistic, ever-improving score; "
+                 "early stopping and best-model selection then follow it. Hold out a split the model never trains on "
+                 "(`dataset[\"validation\"]`, `train_test_split`, `validation_split=`) and evaluate on that.",
+        )
+
+    def finish(self) -> None:
+        self._same_split()
+        self._evaluation_iterates_training_data()
+
+    def _same_split(self) -> None:
+        """Premises: the evaluation data is built by the same call, with the same arguments, as the training data,
+        and that call names the training split; the evaluation data is used whole (no sampler or subset picks a
+        part of it)."""
+        facts = self.ctx.facts
+        made: list[tuple[str, cst.Assign, cst.Call]] = []
+        for a in facts.index.get("Assign", ()):
+            if isinstance(a.value, cst.Call) and len(a.targets) == 1 and (text := dotted(a.targets[0].target)):
+                made.append((text, a, a.value))
+        for text, a, call in made:
+            if not _EVAL_WORD.search(_last(text)) or not _says_train_split(facts, call):
+                continue
+            code = " ".join(self.ctx.code(call).split())
+            twin = next((t for t, b, other in made if b is not a and _TRAIN_WORD.search(_last(t))
+                         and not _EVAL_WORD.search(_last(t)) and _same_scope(facts, a, b, "self." if t.startswith("self.") else t)
+                         and " ".join(self.ctx.code(other).split()) == code and self._same_names(call, other)), None)
+            if twin is None or not self._used_whole(flow(facts), call):
+                continue
+            self.report(
+                call,
+                f"`{text}` is built by the same call as `{twin}` (`{short_code(code, 32)}`): the evaluation runs on "
+                "the training split",
+                hint="Both objects hold the same examples, so every validation score is measured on training data "
+                     "(optimistic, and misleading for early stopping or model selection). Build the evaluation data "
+                     "from the held-out split (`train=False`, `split=\"validation\"`).",
+            )
+
+    def _same_names(self, a: cst.Call, b: cst.Call) -> bool:
+        """Every name read in ``a`` and in ``b`` is bound to the same thing at both places."""
+        flows = flow(self.ctx.facts)
+        na = [n for n in iter_nodes(a, (cst.Name,)) if n.value in flows.reads and any(r is n for r in flows.reads[n.value])]
+        nb = [n for n in iter_nodes(b, (cst.Name,)) if n.value in flows.reads and any(r is n for r in flows.reads[n.value])]
+        if [n.value for n in na] != [n.value for n in nb]:
+            return False
+        for x, y in zip(na, nb):
+            rx = {id(r.target) for r in flows.reaching(x.value, x)}
+            ry = {id(r.target) for r in flows.reaching(y.value, y)}
+            if rx != ry:
+                return False
+        return True
+
+    def _used_whole(self, flows, made: cst.Call) -> bool:
+        """The object ``made`` is only read, or given whole to a DataLoader without a sampler (or to `eval_dataset`)."""
+        uses = flows.uses(made)
+        for use in uses:
+            if use.kind in ("attr", "test"):
+                continue
+            if use.kind == "arg" and isinstance(use.node, cst.Call):
+                q = self.ctx.facts.qualname(use.node.func) or ""
+                if q in _LOADER_CLASSES and use.detail in ("dataset", 0) and keyword(use.node, "sampler") is None \
+                        and keyword(use.node, "batch_sampler") is None and self._no_sampler_in_kwargs(use.node) or \
+                        use.detail in ("eval_dataset", "validation_data"):
+                    continue
+            return False
+        return bool(uses)
+
+    def _no_sampler_in_kwargs(self, loader: cst.Call) -> bool:
+        """The `**kwargs` of a DataLoader call hold no sampler: it has none, or the file gives the same `**kwargs`
+        with `shuffle=True` to another DataLoader (a sampler with `shuffle=True` raises a ValueError)."""
+        stars = [self.ctx.code(a.value) for a in loader.args if a.star == "**"]
+        if not stars:
+            return True
+        for c in self.ctx.facts.index.get("Call", ()):
+            if c is not loader and (self.ctx.facts.qualname(c.func) or "") in _LOADER_CLASSES \
+                    and literal(argument(c, "shuffle", 2)) is True \
+                    and [self.ctx.code(a.value) for a in c.args if a.star == "**"] == stars:
+                return True
+        return False
+
+    def _evaluation_iterates_training_data(self) -> None:
+        """Premises: a function named for evaluation (or a block under a test that reads evaluation data, `if
+        val_loader is not None:`) runs no training step; it iterates an object that a training loop of the file
+        iterates; it reads an evaluation object (`self.test_loader`) that nothing in the file iterates: the
+        evaluation was meant for that one."""
+        facts = self.ctx.facts
+        sites = _iteration_sites(facts)
+        tests = {id(b): b for _, s in sites for b in facts.where[s].blocks if isinstance(b, cst.If)}
+        for ctx in (*facts.index.get("FunctionDef", ()), *tests.values()):
+            if not _evaluation_context(ctx):
+                continue
+            mine = [(t, s) for t, s in sites if ctx in facts.where[s].blocks and not _EVAL_WORD.search(_last(t))]
+            for text, site in mine:
+                others = [s for t, s in sites if t == text and s is not site and _same_scope(facts, s, site, text)
+                          and self._same_bindings(text, s, site)]
+                meant = self._unused_evaluation_data(ctx, text, sites, site) if others else None
+                if meant is None or trains(facts, ctx) or not any(
+                        (block := pass_of(facts, s)) is not None and trains(facts, block) for s in others):
+                    continue
+                where = f"`{ctx.name.value}`" if isinstance(ctx, cst.FunctionDef) else \
+                    f"the loop under `if {short_code(self.ctx.code(ctx.test), 28)}`"
+                self.report(
+                    site,
+                    f"{where} iterates the training loader `{text}`, not `{meant}` (never iterated): it evaluates "
+                    "on training data",
+                    hint=f"The scores computed there are measured on the examples the model trains on "
+                         f"(optimistic; model selection follows them). Iterate `{meant}` there.",
+                )
+
+    def _same_bindings(self, text: str, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+        """A plain name ``text`` iterated at ``a`` and at ``b`` may be bound by the same assignments at both."""
+        if "." in text:
+            return True
+        flows = flow(self.ctx.facts)
+        read_a, read_b = (next((n for n in iter_nodes(_site_expr(x), (cst.Name,)) if n.value == text), None)
+                          for x in (a, b))
+        if read_a is None or read_b is None:
+            return False
+        ra = {id(r.target) for r in flows.reaching(text, read_a)}
+        return bool(ra) and ra == {id(r.target) for r in flows.reaching(text, read_b)}
+
+    def _unused_evaluation_data(self, fn: cst.FunctionDef | cst.If, text: str, sites, at: cst.CSTNode) -> str | None:
+        """An object named for evaluation that ``fn`` reads (other than ``text``, iterated at ``at``) and the file
+        never iterates."""
+        facts = self.ctx.facts
+        iterated = {t for t, _ in sites}
+        for node in iter_nodes(fn.body if isinstance(fn, cst.FunctionDef) else fn, (cst.Attribute, cst.Name)):
+            d = dotted(node)
+            if d is None or d == text or d in iterated or not _EVAL_WORD.search(_last(d)) \
+                    or not _DATA_WORD.search(_last(d)):
+                continue
+            if d.startswith("self.") and d.count(".") == 1 and text.startswith("self.") or (
+                    "." not in d and "." not in text and facts.lookup(d, at) is not None):
+                return d
+        return None

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
-from trainlint.facts import argument, dotted, iter_nodes, modes
+from trainlint.facts import argument, dotted, iter_nodes, literal, modes
+from trainlint.facts.accumulation import accumulate_around, accumulations, backward_value, every_pass, unscaled_loss
 from trainlint.facts.calls import call_graph, parameters
+from trainlint.facts.expr import short_code
 from trainlint.facts.loops import loop_facts, loops_around, module_itself
 from trainlint.facts.modes import mode_flow, related
-from trainlint.facts.objects import Loss, Number, Tensor
+from trainlint.facts.objects import Loss, Module, Number, Optimizer, Tensor
 from trainlint.facts.passes import (
     calls_inside,
     enclosing_loops,
@@ -893,3 +897,215 @@ class DirectForwardCall(Rule):
             if dotted(call.func.value) == name and modes.is_module(facts, call.func.value, call):
                 return f"the compiled forward of `{_short(self.ctx, call)}` is not used"
         return None
+
+# ---------------------------------------------------------------------------------------------
+# TL708: gradient accumulation that does not accumulate, or accumulates a mis-weighted sum.
+
+
+def _clears_stepped(facts, zero: cst.Call, steps: tuple[cst.Call, ...]) -> bool:
+    """``zero`` (a `zero_grad()` call) clears the gradients that ``steps`` apply: it is called on the same
+    optimizer, or on a module named in that optimizer's parameters."""
+    recv = zero.func.value if isinstance(zero.func, cst.Attribute) else None
+    text = dotted(module_itself(recv)) if recv is not None else None
+    if text is None:
+        return False
+    p = program(facts)
+    for s in steps:
+        name = _stepped(s)
+        if name == text:
+            return True
+        opt = p.of(s.args[0].value if name and s.args else s.func.value if isinstance(s.func, cst.Attribute) else None, s)
+        if isinstance(opt, Optimizer) and opt.params is not None and isinstance(p.of(recv, zero), Module) \
+                and re.search(rf"\b{re.escape(text)}\b", cst.Module([]).code_for_node(opt.params)):
+            return True
+    return False
+
+
+def _divided_by(expr: cst.BaseExpression, name: str) -> cst.BinaryOperation | None:
+    """The division of ``expr`` by the name ``name`` (`loss / n`, also inside parentheses or a call)."""
+    for op in iter_nodes(expr, (cst.BinaryOperation,)):
+        if isinstance(op.operator, cst.Divide) and isinstance(op.right, cst.Name) and op.right.value == name:
+            return op
+    return None
+
+
+@register
+class UnscaledGradientAccumulation(Rule):
+    """Gradient accumulation whose gradients do not add up to the mean: cleared on every micro-batch, or weighted by a counter."""
+
+    code = "TL708"
+    name = "unscaled-gradient-accumulation"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    gate = (("backward",),)
+
+    def finish(self) -> None:
+        facts = self.ctx.facts
+        reported: set[int] = set()
+        for acc in accumulations(facts):
+            self._cleared(acc, reported)
+            self._counter_division(acc)
+            self._undivided(acc)
+        self._accelerate(reported)
+        self._plain_backward()
+
+    def _cleared(self, acc, reported: set[int]) -> None:
+        """Premises: the loop accumulates (every `backward()` on every pass, every step under a test that lets
+        passes go by); a `zero_grad()` runs on every pass; it clears what the steps apply."""
+        facts = self.ctx.facts
+        for z in loop_facts(facts).zero_grads:
+            if not isinstance(z, cst.Call) or id(z) in reported or acc.loop not in (loops_around(facts, z) or (None,))[-1:]:
+                continue
+            if not every_pass(facts, acc.loop, z) or not _clears_stepped(facts, z, acc.steps):
+                continue
+            reported.add(id(z))
+            n = self.ctx.code(acc.every) if acc.every is not None else "N"
+            step = f"{_stepped(acc.steps[0]) or 'optimizer'}.step"
+            self.report(
+                z,
+                f"`{self.ctx.code(z.func)}()` runs on every pass, `{step}()` every `{short_code(n, 24)}`: nothing "
+                "accumulates, only the last micro-batch is applied",
+                hint=f"`backward()` adds to the gradients and `{self.ctx.code(z.func)}()` wipes them: called on every "
+                     f"micro-batch, it throws away the {n} - 1 earlier ones before each step, so the update uses one "
+                     "micro-batch (a smaller effective batch, noisier steps). Clear the gradients only right after "
+                     f"the step, inside `if {self.ctx.code(acc.test.test)}:`.",
+            )
+
+    def _counter_division(self, acc) -> None:
+        """Premises: the loop accumulates with a counter (counted up on every pass, reset under the test); the
+        loss given to `backward()` is divided by that counter."""
+        if acc.counter is None:
+            return
+        facts = self.ctx.facts
+        for b in acc.backwards:
+            recv = b.func.value if isinstance(b.func, cst.Attribute) else None
+            if recv is None:
+                continue
+            division = _divided_by(recv, acc.counter)
+            if division is None and isinstance(recv, cst.Name):
+                for a in facts.index.get("Assign", ()):
+                    w = facts.where.get(a)
+                    if w is not None and acc.loop in w.blocks and w.order < facts.where[b].order and any(
+                            isinstance(t.target, cst.Name) and t.target.value == recv.value for t in a.targets) \
+                            and every_pass(facts, acc.loop, a):
+                        division = _divided_by(a.value, acc.counter) or division
+            if division is None:
+                continue
+            n = self.ctx.code(acc.every) if acc.every is not None else "N"
+            self.report(
+                division,
+                f"the loss is divided by the running count `{acc.counter}`, not by `{n}`: the accumulated gradient is "
+                "not the mean of the micro-batches",
+                hint=f"`{acc.counter}` counts the passes since the last step, so the first micro-batch's loss is divided "
+                     f"by 1, the second by 2...: their sum is not the mean over the {n} micro-batches. Divide by the "
+                     f"number of accumulated steps, `{n}`.",
+            )
+            return
+
+    def _undivided(self, acc) -> None:
+        """Premises: the loop accumulates over N passes; each pass's loss goes to `backward()` neither divided
+        nor multiplied; the optimizer is SGD, whose step grows with the gradient (Adam-like optimizers divide
+        the scale out)."""
+        facts = self.ctx.facts
+        if acc.every is None or acc.counter is not None:
+            return
+        p = program(facts)
+        for s in acc.steps:
+            opt = p.of(s.args[0].value if s.args and _stepped(s) != dotted(s.func.value) else s.func.value, s)
+            if not isinstance(opt, Optimizer) or opt.name not in ("SGD", "ASGD"):
+                return
+        for b in acc.backwards:
+            value = backward_value(b)
+            if value is None or not unscaled_loss(facts, acc.loop, value, b):
+                return
+        b = acc.backwards[0]
+        n = self.ctx.code(acc.every)
+        loss = self.ctx.code(backward_value(b) or b)
+        self.report(
+            b,
+            f"`{loss}` goes to `backward()` undivided while `{_stepped(acc.steps[0])}.step()` runs every `{n}` passes: "
+            f"SGD steps with `{n}` times the mean gradient",
+            severity=Severity.WARNING,
+            hint=f"Accumulated gradients add up: after {n} `backward()` calls each parameter's gradient is the sum over "
+                 f"the micro-batches, so SGD moves {n} times as far as with one batch of the same total size (the "
+                 f"learning rate is in effect multiplied by {n}; gradient clipping acts on the sum). Divide the loss "
+                 f"by the number of accumulated steps before `backward()`: `({loss} / {n}).backward()`.",
+        )
+
+    def _accelerate(self, reported: set[int]) -> None:
+        """Premises: inside `with accelerator.accumulate(model):`; `model.zero_grad()` on that model (accelerate
+        skips the prepared optimizer's `zero_grad()` on the passes that only accumulate, not the module's)."""
+        facts = self.ctx.facts
+        for z in loop_facts(facts).zero_grads:
+            if not isinstance(z, cst.Call) or id(z) in reported or not isinstance(z.func, cst.Attribute):
+                continue
+            model = accumulate_around(facts, z)
+            if model is None or dotted(module_itself(z.func.value)) != dotted(model) or dotted(model) is None:
+                continue
+            reported.add(id(z))
+            shown = self.ctx.code(model)
+            self.report(
+                z,
+                f"`{self.ctx.code(z.func)}()` inside `accumulate({shown})` clears the gradients on every micro-batch: "
+                "only the last one is applied",
+                hint="accelerate's prepared optimizer skips `zero_grad()` on the micro-batches that only accumulate, "
+                     f"but `{shown}.zero_grad()` is the module's own method, which nothing skips: each micro-batch "
+                     "wipes the gradients of the earlier ones. Call the prepared optimizer's `zero_grad()` instead.",
+            )
+
+    def _plain_backward(self) -> None:
+        """Premises: the file's one `Accelerator` accumulates (`gradient_accumulation_steps=` other than 1); a
+        tensor's own `backward()` runs inside `with accelerator.accumulate(model):`; the loss is divided nowhere
+        in its function (accelerate divides it only in `accelerator.backward(loss)`)."""
+        facts = self.ctx.facts
+        made = [c for c in facts.index.get("Call", ()) if facts.qualname(c.func) == "accelerate.Accelerator"]
+        steps = argument(made[0], "gradient_accumulation_steps") if len(made) == 1 else None
+        if steps is None or literal(steps) in (0, 1):
+            return
+        for b in loop_facts(facts).backward:
+            if not isinstance(b, cst.Call) or not isinstance(b.func, cst.Attribute) or b.args:
+                continue
+            model = accumulate_around(facts, b)
+            value = backward_value(b)
+            if model is None or value is None or _divided_in_function(facts, value, b):
+                continue
+            shown = self.ctx.code(model)
+            self.report(
+                b,
+                f"`{short_code(self.ctx.code(b), 40)}` inside `accumulate({shown})` bypasses `accelerator.backward()`: "
+                "the loss is not divided by the accumulation steps",
+                severity=Severity.WARNING,
+                hint=f"accelerate divides the loss by `gradient_accumulation_steps` ({self.ctx.code(steps)}) and, under "
+                     "fp16 mixed precision, scales it for the gradient scaler only in `accelerator.backward(loss)`: "
+                     "with the tensor's own `backward()` the accumulated gradient is the sum over the micro-batches "
+                     "(SGD steps that many times too far; gradient clipping acts on the sum), and under fp16 the "
+                     "prepared optimizer unscales gradients that were never scaled. Call "
+                     "`accelerator.backward(loss)`.",
+            )
+            return
+
+
+def _divided_in_function(facts, value: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """``value`` (the loss given to `backward()` at ``at``) is divided or multiplied: in the expression itself, or
+    in an assignment to its name in the same function."""
+    def scaled(expr: cst.CSTNode) -> bool:
+        return any(isinstance(n.operator, (cst.Divide, cst.Multiply, cst.FloorDivide))
+                   for n in iter_nodes(expr, (cst.BinaryOperation,)))
+
+    if scaled(value):
+        return True
+    if not isinstance(value, cst.Name):
+        return False
+    fn = facts.where[at].function
+    for kind in ("Assign", "AugAssign"):
+        for a in facts.index.get(kind, ()):
+            w = facts.where.get(a)
+            targets = [t.target for t in a.targets] if isinstance(a, cst.Assign) else [a.target]
+            if w is None or w.function is not fn or not any(
+                    isinstance(t, cst.Name) and t.value == value.value for t in targets):
+                continue
+            if isinstance(a, cst.AugAssign) and isinstance(a.operator, (cst.DivideAssign, cst.MultiplyAssign)) \
+                    or scaled(a.value):
+                return True
+    return False
