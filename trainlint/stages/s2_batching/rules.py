@@ -1333,6 +1333,7 @@ class PadTokenIsEosMasked(Rule):
     severity = Severity.ERROR
     default = False
     measured_from = 4
+    probe = "Checks the first batch: EOS in the input ids while every EOS label is -100."
     #: the assignment names both tokens; the masking collator is transformers' or trl's (SFTTrainer's default)
     gate = (("pad_token", "pad_token_id", "add_special_tokens"), ("eos_token", "eos_token_id"),
             ("DataCollatorForLanguageModeling", "DataCollatorForCompletionOnlyLM", "SFTTrainer"))

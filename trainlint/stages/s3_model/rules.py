@@ -1860,6 +1860,7 @@ class FunctionalDropoutAlwaysOn(Rule):
     severity = Severity.WARNING
     default = False
     measured_from = 4
+    probe = "Runs the evaluation batch twice in eval mode: outputs that differ, with a dropout in training form."
     gate = (("dropout", "dropout1d", "dropout2d", "dropout3d"),)
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -1062,6 +1062,7 @@ class EvaluateOnTrainingData(Rule):
     severity = Severity.WARNING
     default = False
     measured_from = 4
+    probe = "Compares the evaluation data with the training data: the same object, or the same first examples."
     gate = ((*TRAINER_WORDS, *(f"{w}*" for w in _EVAL_WORDS), *(f"*{w}" for w in _EVAL_WORDS)),)
 
     def visit_Call(self, node: cst.Call) -> None:
