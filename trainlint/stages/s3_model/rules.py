@@ -1674,7 +1674,7 @@ class CheckpointingWithoutInputGrads(Rule):
                 continue
             given = trainer_arguments(facts, trainer)
             kw = keyword(given[0], "gradient_checkpointing") if given is not None else None
-            if kw is None or facts.constant(kw.value, given[1]) is not False:
+            if kw is None or (given is not None and facts.constant(kw.value, given[1]) is not False):
                 return True
         return False
 
