@@ -612,6 +612,13 @@ def parse_notebook(text: str) -> Notebook:
     return Notebook(data, cells, magics, text)
 
 
+def notebook_of_cells(sources: list[str]) -> Notebook:
+    """The code cells ``sources`` (IPython syntax allowed) as a :class:`Notebook`, cell ``k`` (1-based)
+    being ``sources[k - 1]``: the cells a kernel ran, in the order it ran them."""
+    data = {"cells": [{"cell_type": "code", "source": s} for s in sources]}
+    return parse_notebook(json.dumps(data))
+
+
 def _add(items: list[str], item: str) -> int:
     items.append(item)
     return len(items) - 1
@@ -630,7 +637,7 @@ def is_python_notebook(nb: Notebook) -> bool:
 
 def lint_notebook_text(text: str, filename: str, settings: Settings):
     """Lint a notebook given its JSON text: a ``FileResult`` whose findings name cell and row."""
-    from trainlint.core import FRAMEWORK_RE, FileResult, lint_text, meta_finding
+    from trainlint.core import FileResult, meta_finding
 
     try:
         nb = parse_notebook(text)
@@ -640,7 +647,14 @@ def lint_notebook_text(text: str, filename: str, settings: Settings):
         return FileResult(filename, [], note="not a Python notebook, nothing to lint")
     if not nb.source.strip():
         return FileResult(filename, [], note="no code cells, nothing to lint")
-    result = lint_text(nb.source, filename, settings)
+    return lint_parsed_notebook(nb, filename, settings)
+
+
+def lint_parsed_notebook(nb: Notebook, filename: str, settings: Settings, parse=None, positions=None):
+    """Lint a parsed notebook (``parse``/``positions``: see :func:`trainlint.core.lint_text`)."""
+    from trainlint.core import FRAMEWORK_RE, lint_text, meta_finding
+
+    result = lint_text(nb.source, filename, settings, parse=parse, positions=positions)
     broken = [(c, c.error) for c in nb.cells if c.error is not None]
     if broken and settings.codes_for(filename) and not file_noqa(nb.source) \
             and any(FRAMEWORK_RE.search(c.text) for c in nb.cells):
