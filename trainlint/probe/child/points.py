@@ -173,9 +173,14 @@ class LoopState:
     reported_504: bool = False
     reported_506: bool = False
     moved_checked: bool = False
+    #: the loop's modules by name when the caller knows them (a live probe in a notebook's kernel):
+    #: used instead of the user's frame
+    given_modules: list[tuple[str, Any]] | None = None
 
     def frame_modules(self, h: Harness) -> list[tuple[str, Any]]:
         """The top-level ``nn.Module`` objects the user's frame holds (locals, then globals)."""
+        if self.given_modules is not None:
+            return list(self.given_modules)
         frame = h.user_frame()
         torch = sys.modules.get("torch")
         if frame is None or torch is None:
