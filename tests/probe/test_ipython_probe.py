@@ -186,3 +186,66 @@ def test_probe_usage_errors(shell):
     with capture_output():
         result = shell.run_cell("%trainlint probe m", store_history=True)
     assert "--loader NAME --optimizer NAME --loss NAME" in str(result.error_in_exec)
+
+
+# ---------------------------------------------------------------- Keras (in the TF virtualenv)
+
+KERAS_SCRIPT = '''
+import json, sys
+import numpy as np
+import tensorflow as tf
+import keras
+from trainlint.ipython.live import ProbeRequest, run_live_probe
+
+keras.utils.set_random_seed(0)
+x = np.random.rand(64, 6).astype("float32")
+ds = tf.data.Dataset.from_tensor_slices((x, (np.arange(64) % int(sys.argv[1])).astype("int64"))).batch(8)
+model = keras.Sequential([keras.Input((6,)), keras.layers.Dense(8, activation="relu"), keras.layers.Dense(2)])
+model.compile(optimizer=keras.optimizers.Adam(1e-3), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+clean = tf.data.Dataset.from_tensor_slices((x, (np.arange(64) % 2).astype("int64"))).batch(8)
+model.fit(clean, epochs=1, verbose=0)  # the optimizer has state now
+weights = model.get_weights()
+slots = [v.numpy().copy() for v in model.optimizer.variables]
+rng = np.random.get_state()[1].copy()
+report = run_live_probe(ProbeRequest("model", data="ds"), {"model": model, "ds": ds}, [])
+same = (all(np.array_equal(a, b) for a, b in zip(weights, model.get_weights()))
+        and all(np.array_equal(a, v.numpy()) for a, v in zip(slots, model.optimizer.variables))
+        and np.array_equal(rng, np.random.get_state()[1]))
+print("RESULT " + json.dumps({"unchanged": bool(same), "complete": report.complete, "findings": [
+    [f.code, f.probe.status.value, f.probe.evidence] for f in report.findings]}))
+'''
+
+
+@pytest.mark.keras
+@pytest.mark.parametrize("classes", [3, 2])
+def test_keras_model_live_in_the_tf_environment(tmp_path, classes):
+    """The Keras live probe (no IPython needed: the extension's probe function) in the TF environment,
+    with trainlint's own dependencies from this one."""
+    import importlib.util
+    import json
+    import os
+    import subprocess
+
+    from test_keras_probe import ROOT, keras_python
+
+    deps = tmp_path / "deps"
+    deps.mkdir()
+    for name in ("libcst", "yaml"):
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.submodule_search_locations
+        (deps / name).symlink_to(list(spec.submodule_search_locations)[0])
+    script = tmp_path / "live_keras.py"
+    script.write_text(KERAS_SCRIPT, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{deps}", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    proc = subprocess.run([keras_python(), str(script), str(classes)], capture_output=True, text=True, env=env,
+                          timeout=300)
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT ")), None)
+    assert line is not None, proc.stdout[-2000:] + proc.stderr[-3000:]
+    got = json.loads(line[7:])
+    assert got["unchanged"] and got["complete"], got
+    if classes == 3:
+        [(code, status, evidence)] = got["findings"]
+        assert (code, status) == ("TL106", "confirmed")
+        assert "labels over all 64 rows of the tf.data.Dataset" in evidence and "output width 2" in evidence
+    else:
+        assert got["findings"] == []
