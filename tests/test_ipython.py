@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from support import need_modules
+from support import ipython_shell, need_modules, run_cell
 
 need_modules("IPython")
 
@@ -17,22 +17,10 @@ SETUP = ("import torch\nfrom torch import nn\nmodel = nn.Linear(4, 3)\nloss_fn =
 
 @pytest.fixture
 def shell():
-    from IPython.core.interactiveshell import InteractiveShell
-
-    sh = InteractiveShell.instance()
-    sh.reset(new_session=True)
-    yield sh
-    if "trainlint" in sh.extension_manager.loaded:
-        sh.extension_manager.unload_extension("trainlint")
-    sh.reset(new_session=True)
+    yield from ipython_shell()
 
 
-def run(sh, source):
-    from IPython.utils.capture import capture_output
-
-    with capture_output() as cap:
-        result = sh.run_cell(source, store_history=True)
-    return result, cap
+run = run_cell
 
 
 def bundles(cap) -> list[dict]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from support import need_modules
+from support import ipython_shell, need_modules, run_cell
 
 pytestmark = pytest.mark.probe
 
@@ -43,22 +43,13 @@ def buggy_cells() -> list[str]:
 
 @pytest.fixture
 def shell(tiny_env, tmp_path):
-    from IPython.core.interactiveshell import InteractiveShell
-
-    sh = InteractiveShell.instance()
-    sh.reset(new_session=True)
-    sh.user_ns["OUT"] = str(tmp_path / "out")
-    yield sh
-    if "trainlint" in sh.extension_manager.loaded:
-        sh.extension_manager.unload_extension("trainlint")
-    sh.reset(new_session=True)
+    for sh in ipython_shell():
+        sh.user_ns["OUT"] = str(tmp_path / "out")
+        yield sh
 
 
 def run(sh, source):
-    from IPython.utils.capture import capture_output
-
-    with capture_output() as cap:
-        result = sh.run_cell(source, store_history=True)
+    result, cap = run_cell(sh, source)
     assert result.error_in_exec is None and result.error_before_exec is None, (source, cap.stdout, cap.stderr)
     return [o.data for o in cap.outputs]
 
@@ -176,15 +167,11 @@ def test_hand_written_loop_live(shell):
 
 
 def test_probe_usage_errors(shell):
-    from IPython.utils.capture import capture_output
-
     run(shell, "%load_ext trainlint")
-    with capture_output():
-        result = shell.run_cell("%trainlint probe trainer", store_history=True)
+    result, _ = run_cell(shell, "%trainlint probe trainer")
     assert "no Trainer in the namespace" in str(result.error_in_exec)
     run(shell, "import torch\nm = torch.nn.Linear(2, 2)")
-    with capture_output():
-        result = shell.run_cell("%trainlint probe m", store_history=True)
+    result, _ = run_cell(shell, "%trainlint probe m")
     assert "--loader NAME --optimizer NAME --loss NAME" in str(result.error_in_exec)
 
 
