@@ -128,3 +128,13 @@ def test_unknown_arguments_are_a_usage_error(shell):
     run(shell, "%load_ext trainlint")
     result, _ = run(shell, "%trainlint frobnicate")
     assert not result.success and "unknown arguments" in str(result.error_in_exec)
+
+
+def test_a_broken_configuration_is_named_and_the_defaults_used(tmp_path):
+    from trainlint.ipython.cells import SessionLinter
+
+    (tmp_path / "pyproject.toml").write_text('[tool.trainlint]\nfail-on = "sometimes"\n', encoding="utf-8")
+    linter = SessionLinter(cwd=tmp_path)
+    assert "fail-on" in (linter.config_error or ""), linter.config_error
+    linter.add(SETUP, "In [1]")
+    assert [f.code for f in linter.lint_next(SOFTMAX_TWICE, "In [2]")] == ["TL403"]

@@ -56,6 +56,8 @@ class TrainlintExtension:
         self.stop_on_error = False
         self.stop_reason: str | None = None
         self.linter = SessionLinter()
+        if self.linter.config_error:
+            print(f"trainlint: {self.linter.config_error}: the cells are linted with the default settings")
         self._transformer = _StopRejected(self)
         # the cells run before the extension was loaded: the objects they built exist in the kernel
         hist = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None) or []
