@@ -73,6 +73,8 @@ def state_of(sh):
         "global_step": tr.state.global_step,
         "log_history": list(tr.state.log_history),
         "trainer_attrs": sorted(vars(tr)),
+        "accelerate": (tr.accelerator.gradient_state.active_dataloader,
+                       list(tr.accelerator.gradient_state.dataloader_references), list(tr.accelerator._dataloaders)),
         "grads": [p.grad for p in tr.model.parameters()],
         "output_dir": sorted(str(p) for p in Path(tr.args.output_dir).rglob("*")) if Path(tr.args.output_dir).exists()
         else None,
@@ -93,6 +95,7 @@ def assert_same(before, after):
     assert before["py_rng"] == after["py_rng"]
     assert before["global_step"] == after["global_step"] and before["log_history"] == after["log_history"]
     assert before["trainer_attrs"] == after["trainer_attrs"]
+    assert before["accelerate"] == after["accelerate"]
     assert all(g is None for g in after["grads"])
     assert before["output_dir"] == after["output_dir"]  # nothing written to the output directory
 

@@ -288,11 +288,14 @@ def rng_kept() -> Iterator[None]:
 @contextlib.contextmanager
 def attributes_kept(*objects: Any) -> Iterator[None]:
     """Each object's attributes as they were (the same values: attributes added by the checks removed,
-    replaced ones put back)."""
+    replaced ones put back, lists given back their items)."""
     saved = [(o, dict(vars(o))) for o in objects if o is not None and hasattr(o, "__dict__")]
+    items = [(v, list(v)) for _, attrs in saved for v in attrs.values() if isinstance(v, list)]
     try:
         yield
     finally:
+        for target, before in items:
+            target[:] = before
         for o, attrs in saved:
             for k in [k for k in vars(o) if k not in attrs]:
                 with contextlib.suppress(Exception):
@@ -333,17 +336,18 @@ def torch_kept(model: Any, optimizers: list[Any], schedulers: list[Any] = ()) ->
 
 @contextlib.contextmanager
 def trainer_kept(trainer: Any, work: str) -> Iterator[None]:
-    """The Trainer's model, optimizer, scheduler, attributes, arguments, state and accelerator lists as
-    they were; its output directory pointed to ``work`` while the checks run."""
+    """The Trainer's model, optimizer, scheduler, attributes, arguments, state, accelerator and its
+    gradient state as they were; its output directory pointed to ``work`` while the checks run."""
     args = getattr(trainer, "args", None)
     state = getattr(trainer, "state", None)
     state_attrs = copy.deepcopy(vars(state)) if state is not None and hasattr(state, "__dict__") else None
     accelerator = getattr(trainer, "accelerator", None)
-    lists = [(v, list(v)) for v in vars(accelerator).values() if isinstance(v, list)] if accelerator is not None else []
+    # accelerate's shared gradient state holds the dataloaders being iterated (the probe's one batch)
+    gradient_state = getattr(accelerator, "gradient_state", None)
     output_dir = getattr(args, "output_dir", None)
     existed = bool(output_dir) and os.path.exists(str(output_dir))
     with torch_kept(trainer.model, [trainer.optimizer], [getattr(trainer, "lr_scheduler", None)]), \
-            attributes_kept(trainer, args):
+            attributes_kept(trainer, args, accelerator, gradient_state):
         if args is not None:
             with contextlib.suppress(Exception):
                 object.__setattr__(args, "output_dir", os.path.join(work, "output"))
@@ -353,8 +357,6 @@ def trainer_kept(trainer: Any, work: str) -> Iterator[None]:
             if state is not None and state_attrs is not None:
                 vars(state).clear()
                 vars(state).update(state_attrs)
-            for target, items in lists:
-                target[:] = items
             if output_dir and not existed and os.path.isdir(str(output_dir)) and not os.listdir(str(output_dir)):
                 os.rmdir(str(output_dir))
 
