@@ -8,7 +8,8 @@ per cell, and a ``%pip install`` cell now and then), and handed to the extension
 one by one, as IPython would before running each cell (the cells themselves are not run). Printed:
 the time of each cell's work (lint of the cell with the earlier cells it depends on, findings shown)
 at cell 1, 50, 100, ..., the median, 90th percentile and maximum over the last 50 cells, how many cells
-each was linted with, and the total; then the time of ``%trainlint`` (the whole session).
+each was linted with, and the total; then the time of ``%trainlint`` (the whole session), and
+whether the findings under the cells are those of ``%trainlint``.
 """
 
 from __future__ import annotations
@@ -94,6 +95,13 @@ def main() -> None:
     result = ext.linter.lint()
     print(f"%trainlint (all {len(result.cells)} cells as one module): {(time.perf_counter() - t) * 1000:.0f} ms, "
           f"{len(result.findings)} findings")
+    # the same findings, cell by cell with the cells each depends on, as under the cells
+    every = ext.linter.cells
+    per_cell = {(k, f.code, f.start.row) for k in range(1, len(every) + 1)
+                for f in ext.linter.lint(depends(every[:k])).last_cell()}
+    whole = {(f.cell, f.code, f.start.row) for f in result.findings}
+    print(f"findings under the cells vs %trainlint: {len(per_cell & whole)} in both, "
+          f"{len(per_cell - whole)} only under the cells, {len(whole - per_cell)} only in %trainlint")
 
 
 if __name__ == "__main__":
