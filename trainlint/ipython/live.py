@@ -30,7 +30,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -255,7 +255,8 @@ def _to(batch: Any, device: Any) -> Any:
     if isinstance(batch, dict):
         return {k: _to(v, device) for k, v in batch.items()}
     if isinstance(batch, (list, tuple)):
-        return type(batch)(_to(v, device) for v in batch) if isinstance(batch, list) else tuple(_to(v, device) for v in batch)
+        moved = [_to(v, device) for v in batch]
+        return moved if isinstance(batch, list) else tuple(moved)
     return batch
 
 
@@ -307,7 +308,7 @@ def attributes_kept(*objects: Any) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def torch_kept(model: Any, optimizers: list[Any], schedulers: list[Any] = ()) -> Iterator[None]:  # type: ignore[assignment]
+def torch_kept(model: Any, optimizers: Sequence[Any], schedulers: Sequence[Any] = ()) -> Iterator[None]:
     import torch
 
     tensors = [(t, t.detach().clone()) for t in [*model.parameters(), *model.buffers()]]
