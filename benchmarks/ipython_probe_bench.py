@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/ipython_probe_bench.py [--hidden 32] [--layers 2] [--repeat 5]
 
 A tiny BERT classifier (``BertConfig`` of the given size, random weights, no hub) in a ``Trainer`` over an
-in-memory dataset of 64 examples with a padding collator, batch size 8. Printed: the median time of one
+in-memory dataset of 64 examples (16 more held out for evaluation) with a padding collator, batch size 8. Printed: the median time of one
 training step as the Trainer does it (a batch from its dataloader, ``compute_loss``, backward, the
 optimizer step) and of the live probe on that Trainer (every check, the objects restored), their
 ratio, and the probe's time beyond two training steps; the median and the minimum (on a shared
@@ -36,9 +36,10 @@ def build(hidden: int, layers: int, out: str):
     tok = Tokenizer(WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
     tok.pre_tokenizer = Whitespace()
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]")
-    texts = [" ".join(f"w{(i * 7 + j) % 60}" for j in range(5 + i % 9)) for i in range(64)]
-    ds = Dataset.from_dict({"text": texts, "label": [i % 3 for i in range(64)]})
+    texts = [" ".join(f"w{(i * 7 + j) % 60}" for j in range(5 + i % 9)) for i in range(80)]
+    ds = Dataset.from_dict({"text": texts, "label": [i % 3 for i in range(80)]})
     ds = ds.map(lambda b: tokenizer(b["text"]), batched=True, remove_columns=["text"])
+    train, held_out = ds.select(range(64)), ds.select(range(64, 80))
     torch.manual_seed(0)
     config = BertConfig(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=2,
                         intermediate_size=hidden * 2, vocab_size=len(words), max_position_embeddings=64,
@@ -50,7 +51,7 @@ def build(hidden: int, layers: int, out: str):
 
     args = TrainingArguments(out, per_device_train_batch_size=8, per_device_eval_batch_size=8, report_to="none",
                              use_cpu=True)
-    return Trainer(model, args, train_dataset=ds, eval_dataset=ds, data_collator=DataCollatorWithPadding(tokenizer),
+    return Trainer(model, args, train_dataset=train, eval_dataset=held_out, data_collator=DataCollatorWithPadding(tokenizer),
                    processing_class=tokenizer, compute_metrics=compute_metrics)
 
 

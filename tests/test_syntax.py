@@ -3,6 +3,7 @@ compiles but LibCST's tokenizer refuses is analysed all the same, its findings o
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -91,3 +92,50 @@ def test_a_cell_pasted_with_a_leading_space_runs_as_ipython_runs_it(ipython, mon
     cell = "".join(" " + line + "\n" for line in LOOP.format(i="    ").splitlines())
     found = codes(lint_notebook_text(_notebook("import torch", cell), "nb.ipynb", ALL).findings)
     assert "TL001" not in found and "TL701" in found
+
+
+# A script in the percent format runs cell by cell in IPython (VS Code's interactive window, Jupytext).
+
+PERCENT = (
+    "# %%\n"
+    "!pip install transformers\n"
+    "%matplotlib inline\n"
+    "# %%\n"
+    "from transformers import TrainingArguments\n"
+    "args = TrainingArguments('out', evaluation_strategy='epoch')\n"
+)
+
+
+def test_ipython_lines_of_a_percent_format_script_are_no_syntax_error():
+    findings = lint_text(PERCENT, "train.py", ALL).findings
+    assert "TL001" not in codes(findings)
+    (f,) = [f for f in findings if f.code == "TL805"]  # the file is analysed, on its own rows
+    assert f.start.row == 6
+    assert f.fix is not None  # a fix that does not touch an IPython line is kept
+
+
+def test_a_fix_that_would_edit_an_ipython_line_is_dropped(monkeypatch):
+    from trainlint import core
+    from trainlint.findings import Applicability, Edit, Fix, Position
+
+    def edits_row(row):
+        return Fix(Applicability.SAFE, "x", (Edit(Position(row, 1), Position(row, 5), "y"),))
+
+    result = core.FileResult("train.py", [])
+    monkeypatch.setattr(core, "lint_text", lambda *a, **k: result)
+    result.findings = [core.meta_finding("TL805", "train.py", "m", 2, 1), core.meta_finding("TL805", "train.py", "m", 6, 1)]
+    result.findings = [dataclasses.replace(result.findings[0], fix=edits_row(2)),
+                       dataclasses.replace(result.findings[1], fix=edits_row(6))]
+    out = core._ipython_script(("", frozenset({2, 3})), PERCENT, "train.py", ALL, raise_errors=False)
+    assert [f.fix is None for f in out.findings] == [True, False]
+
+
+def test_ipython_lines_outside_the_percent_format_are_a_syntax_error():
+    # `python train.py` runs it: `!pip` is a SyntaxError there
+    source = PERCENT.replace("# %%\n", "")
+    assert codes(lint_text(source, "train.py", ALL).findings)[:1] == ["TL001"]
+
+
+def test_a_real_syntax_error_in_a_percent_format_script_is_still_reported():
+    source = PERCENT + "# %%\nmodel = foo(1, 2\n"
+    assert "TL001" in codes(lint_text(source, "train.py", ALL).findings)

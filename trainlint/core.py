@@ -19,7 +19,7 @@ from trainlint.facts.imports import implied_modules
 from trainlint.findings import Edit, Finding, Fix, Position
 from trainlint.noqa import file_noqa, noqa_lines, suppressed
 from trainlint.rule import Rule, all_rules
-from trainlint.syntax import Respaced, cpython_error, respace_indentation, syntax_error
+from trainlint.syntax import Respaced, cpython_error, mask_ipython_lines, respace_indentation, syntax_error
 
 #: A file that mentions none of these is not a training script: it is not parsed at all. (A snippet
 #: that never imports its framework still says `from_pretrained` or `load_dataset`.)
@@ -75,6 +75,9 @@ def lint_text(source: str, filename: str, settings: Settings, *, raise_errors: b
     if settings.gate:
         words = code_words(source)
         rules = [r for r in rules if r.gate_open(words)]
+    masked = mask_ipython_lines(source)
+    if masked is not None:
+        return _ipython_script(masked, source, filename, settings, raise_errors=raise_errors)
     nested = _deeply_nested(source)
     if not rules or nested:
         # No rule can fire (or LibCST would choke on the nesting): CPython's parser, ~10x faster
@@ -116,6 +119,21 @@ def lint_text(source: str, filename: str, settings: Settings, *, raise_errors: b
             found = [_placed_back(f, respaced) for f in found]
         result.findings.extend(found)
     result.findings.sort(key=Finding.sort_key)
+    return result
+
+
+def _ipython_script(masked: tuple[str, frozenset[int]], source: str, filename: str, settings: Settings, *,
+                    raise_errors: bool) -> FileResult:
+    """A percent-format script with IPython lines, linted with those lines as ``pass``; a fix that would
+    edit one of them is dropped (its edits were written against the ``pass``)."""
+    text, rows = masked
+    result = lint_text(text, filename, settings, raise_errors=raise_errors)
+    result.findings = [
+        dataclasses.replace(f, fix=None)
+        if f.fix is not None and any(r in rows for e in f.fix.edits for r in range(e.start.row, e.end.row + 1))
+        else f
+        for f in result.findings
+    ]
     return result
 
 

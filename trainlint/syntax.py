@@ -10,12 +10,17 @@ Two parsers read a script here, and each accepts some code the other refuses:
   space, consistently: Instagram/LibCST#829, #951). Such a file is read with each logical line's
   indentation written in spaces, as CPython's tokenizer counts it (tabs to the next multiple of 8), and
   the findings are placed back on the original columns.
+
+A script in the percent format (``# %%`` cells: VS Code's interactive window, Jupytext, Spyder, PyCharm
+run it cell by cell in IPython) may hold IPython's lines (``!pip install ...``, ``%matplotlib inline``):
+it is read with those lines as ``pass``, row for row, as a notebook's cells are.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import io
+import re
 import tokenize
 
 import libcst as cst
@@ -99,3 +104,25 @@ def respace_indentation(source: str) -> Respaced | None:
         lines[row - 1] = " " * width + body
         changed[row] = (len(indent), width)
     return Respaced("".join(lines), changed) if changed else None
+
+
+PERCENT_CELL_RE = re.compile(r"^#[ \t]*%%", re.M)
+_IPYTHON_LINE_RE = re.compile(r"^([ \t]*)[!%].*$", re.M)
+
+
+def mask_ipython_lines(source: str) -> tuple[str, frozenset[int]] | None:
+    """A percent-format script whose IPython lines (``!cmd``, ``%magic``, ``%%cell magic``) are all
+    that keeps CPython from compiling it: the text with each of those lines made ``pass`` (same rows,
+    same indentation) and the rows (1-based) it changed. None for any other text."""
+    if "%%" not in source or not PERCENT_CELL_RE.search(source) or cpython_error(source) is None:
+        return None
+    rows: set[int] = set()
+
+    def blank(m: re.Match[str]) -> str:
+        rows.add(source.count("\n", 0, m.start()) + 1)
+        return f"{m.group(1)}pass"
+
+    masked = _IPYTHON_LINE_RE.sub(blank, source)
+    if not rows or cpython_error(masked) is not None:
+        return None
+    return masked, frozenset(rows)

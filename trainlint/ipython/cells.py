@@ -1,5 +1,5 @@
 """The session linter of the IPython extension: the cells the kernel ran, in the order it ran them, as
-one notebook (:func:`trainlint.notebook.notebook_of_cells`).
+one notebook (:func:`trainlint.notebook.notebook_from_cells`).
 
 ``%trainlint`` lints every cell of the session. The cell about to run is linted with the earlier cells
 it depends on, not the whole session (a long session would cost a whole-module analysis per cell): a
@@ -74,19 +74,20 @@ class SessionLinter:
     def lint(self, cells: list[Cell] | None = None) -> SessionResult:
         """Lint ``cells`` (default: every cell so far) as one notebook."""
         from trainlint.core import FileResult, meta_finding
-        from trainlint.notebook import lint_parsed_notebook, notebook_of_cells
+        from trainlint.notebook import lint_virtual_module, notebook_from_cells
 
         cells = list(self.cells if cells is None else cells)
         if not cells:
             return SessionResult(cells, [])
-        nb = notebook_of_cells([c.source for c in cells])
+        nb = notebook_from_cells([("code", c.source) for c in cells])
         if self._parser is None:
             from trainlint.incremental import IncrementalParser
 
             self._parser = IncrementalParser()
         try:
-            result = lint_parsed_notebook(nb, self.filename, self.settings, parse=self._parser.parse,
-                                          positions=self._parser.positions)
+            result = lint_virtual_module(nb, self.filename, self.settings, parse=self._parser.parse,
+                                         positions=self._parser.positions)
+            result.findings = sorted((nb.map_finding(f) for f in result.findings), key=Finding.sort_key)
         except Exception as exc:  # noqa: BLE001  # a bug of trainlint must not stop the user's cell
             self._parser = None
             result = FileResult(self.filename, [meta_finding("TL003", self.filename,

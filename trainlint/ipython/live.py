@@ -161,9 +161,10 @@ def run_live_probe(request: ProbeRequest, ns: dict[str, Any], static_findings: l
             with keras_kept(obj):
                 text = _guard(h, lambda: _probe_keras(h, obj, data))
         else:
-            loader, optimizer, loss = (_lookup(ns, n or "") for n in (request.loader, request.optimizer, request.loss))
-            with torch_kept(obj, [optimizer]):
-                text = _guard(h, lambda: _probe_loop(h, obj, loader, optimizer, loss))
+            named = [(n or "", _lookup(ns, n or "")) for n in (request.name, request.loader, request.optimizer,
+                                                                request.loss)]
+            with torch_kept(obj, [named[2][1]]):
+                text = _guard(h, lambda: _probe_loop(h, named))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     outcome = "reached-training" if not text.startswith("error:") else "script-error"
@@ -205,13 +206,15 @@ def _probe_keras(h: Harness, model: Any, data: Any) -> str:
     return "probed the first batch of the dataset through the live Keras model"
 
 
-def _probe_loop(h: Harness, model: Any, loader: Any, optimizer: Any, loss_fn: Any) -> str:
+def _probe_loop(h: Harness, named: list[tuple[str, Any]]) -> str:
     """Two steps of the loop ``loss_fn(model(inputs), targets)`` on the loader's first batch, observed
-    by the hand-written-loop plugin's observers."""
+    by the hand-written-loop plugin's observers; ``named``: the model, loader, optimizer and loss
+    function with the user's names (what the checks would find in a script's frame)."""
     from trainlint.probe.child.frameworks.torch_loop import observe_backward, observe_step_post, observe_step_pre
     from trainlint.probe.child.torch_util import first_batch
 
-    loop = h.keep(LoopState(given_modules=[("model", model)]))
+    (_, model), (_, loader), (_, optimizer), (_, loss_fn) = named
+    loop = h.keep(LoopState(given_values=list(named)))
     batch, error, _ = first_batch(loader)
     if batch is None:
         raise RuntimeError(error or "the DataLoader gave no batch")
@@ -291,12 +294,13 @@ def attributes_kept(*objects: Any) -> Iterator[None]:
     """Each object's attributes as they were (the same values: attributes added by the checks removed,
     replaced ones put back, lists given back their items)."""
     saved = [(o, dict(vars(o))) for o in objects if o is not None and hasattr(o, "__dict__")]
-    items = [(v, list(v)) for _, attrs in saved for v in attrs.values() if isinstance(v, list)]
+    items = [(v, list(v)) for _, attrs in saved for v in attrs.values() if type(v) is list]
     try:
         yield
     finally:
         for target, before in items:
-            target[:] = before
+            if len(target) != len(before) or any(a is not b for a, b in zip(target, before)):
+                target[:] = before
         for o, attrs in saved:
             for k in [k for k in vars(o) if k not in attrs]:
                 with contextlib.suppress(Exception):

@@ -544,6 +544,9 @@ class LossAccumulatedAsTensor(Rule):
         root, scope, start = _chain_root(target), facts.where[node].function, _order(facts, loop)
         if any(start < b.order < _order(facts, node) for b in facts.bindings.get(scope, {}).get(root, ())):
             return  # a total made again in each pass: nothing kept across passes
+        if any(_inside(facts, a, loop) and _order(facts, a) > _order(facts, node)
+               and any(self.ctx.code(t.target) == text for t in a.targets) for a in facts.index.get("Assign", ())):
+            return  # reset in the loop itself (after each optimizer step, every N steps): what it keeps is bounded
         shown = self.ctx.code(value)
         item = f"{shown}.item()" if isinstance(value, (cst.Name, cst.Attribute)) else f"({shown}).item()"
         self._summed.add(node)
