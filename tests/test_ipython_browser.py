@@ -90,12 +90,15 @@ def test_findings_render_under_the_cell_in_jupyterlab(lab, tmp_path):
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(lab, timeout=120_000)
             page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
-            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=180_000)
-            page.locator(".jp-Cell .jp-InputArea-editor").first.click()
-            page.keyboard.press("Escape")  # command mode: Shift+Enter runs the cell and moves on
-            for _ in CELLS:
-                page.keyboard.press("Shift+Enter")
-            page.wait_for_selector(".trainlint-findings", timeout=180_000)
+            try:
+                # the kernel started and idle (the status bar), then Run > Run All Cells
+                page.wait_for_selector("text=Python 3 (ipykernel) | Idle", timeout=240_000)
+                page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+                page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+                page.wait_for_selector(".trainlint-findings", timeout=240_000)
+            except Exception:
+                page.screenshot(path=str(tmp_path / "failed.png"), full_page=True)
+                raise
             cells = page.locator(".jp-Notebook .jp-CodeCell")
             page.wait_for_function("document.querySelectorAll('.jp-Notebook .jp-CodeCell')[3]"
                                    "?.querySelector('.jp-OutputArea-output')?.innerText.includes('done')",
