@@ -89,3 +89,25 @@ def recording_harness(strict: bool = True, static_codes=(), overfit: int = 0, ti
     h = Harness(config, sink=events.append, strict=strict)
     h.events = events  # type: ignore[attr-defined]
     return h
+
+
+def ipython_shell():
+    """The in-process IPython shell, with a fresh session; trainlint's extension unloaded and the session
+    reset afterwards (a generator: ``yield from ipython_shell()`` in a fixture)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    sh = InteractiveShell.instance()
+    sh.reset(new_session=True)
+    yield sh
+    if "trainlint" in sh.extension_manager.loaded:
+        sh.extension_manager.unload_extension("trainlint")
+    sh.reset(new_session=True)
+
+
+def run_cell(sh, source: str):
+    """Run one cell as a front end would (stored in the history): (its result, its captured outputs)."""
+    from IPython.utils.capture import capture_output
+
+    with capture_output() as cap:
+        result = sh.run_cell(source, store_history=True)
+    return result, cap

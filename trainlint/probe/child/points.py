@@ -178,9 +178,14 @@ class LoopState:
     reported_504: bool = False
     reported_506: bool = False
     moved_checked: bool = False
+    #: the loop's objects by name when the caller knows them (a live probe in a notebook's kernel: the
+    #: model, loader, optimizer, loss): used instead of the user's frame
+    given_values: list[tuple[str, Any]] | None = None
 
     def frame_values(self, h: Harness) -> list[tuple[str, Any]]:
         """The objects the user's frame holds, each once with its first name (locals, then globals)."""
+        if self.given_values is not None:
+            return list(self.given_values)
         frame = h.user_frame()
         if frame is None:
             return []

@@ -142,3 +142,10 @@ def _capture_inputs(h: Harness, loop: LoopState, optimizer: Any) -> None:
 
             loop.capture_handle = m.register_forward_pre_hook(pre_hook, with_kwargs=True)
             return
+
+
+#: The observers, for a caller that drives a loop itself (the live probe in a notebook's kernel): the same
+#: bookkeeping and points as a script's ``loss.backward()`` / ``optimizer.step()``.
+observe_backward = _on_backward
+observe_step_pre = _on_step_pre
+observe_step_post = _on_step_post
