@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -124,28 +125,35 @@ def line_of(text: str, marker: str) -> int | None:
     return next((i for i, line in enumerate(text.splitlines(), 1) if marker in line), None)
 
 
-def judge(report, case: dict, text: str) -> tuple[bool, str]:
-    from trainlint.findings import ProbeStatus
+FINDING = re.compile(r"^(?P<file>[^\s:]+):(?P<row>\d+):(?P<col>\d+): (?P<code>TL\d{3}) \[(?P<status>[^\]]+)\] (?P<msg>.*)$")
 
-    confirmed = [f for f in report.findings if f.probe and f.probe.status is ProbeStatus.CONFIRMED]
+
+def parse(output: str) -> dict:
+    """What ``trainlint --probe`` printed (the concise format): findings with status and line, whether it
+    said all clear, and the probe's own lines (its notes and, when it stopped early, why)."""
+    findings = [m.groupdict() for m in map(FINDING.match, output.splitlines()) if m]
+    return {"findings": findings, "all_clear": "All checks passed!" in output,
+            "stopped": [line.strip() for line in output.splitlines()
+                        if "the probe stopped" in line or "did not reach training" in line or "could not complete" in line]}
+
+
+def judge(got: dict, case: dict, text: str) -> tuple[bool, str]:
+    confirmed = [f for f in got["findings"] if f["status"] == "confirmed"]
     expect = case["expect"]
     if expect == "clear":
-        ok = report.outcome == "reached-training" and not confirmed and not report.incomplete
-        return ok, "all clear" if ok else "not clear"
+        ok = not confirmed and not got["stopped"]
+        return ok, ("all clear" if got["all_clear"] else "nothing confirmed") if ok else "not clear"
     codes = [expect] if isinstance(expect, str) else expect
-    hits = [f for f in confirmed if f.code in codes]
+    hits = [f for f in confirmed if f["code"] in codes]
     if not hits:
         return False, "not confirmed"
     at = line_of(text, case["at"]) if case.get("at") else None
-    placed = any(f.start.row == at for f in hits)
-    return True, "confirmed" + ("" if at is None else (" at its line" if placed else f" (line {hits[0].start.row}, "
+    placed = any(int(f["row"]) == at for f in hits)
+    return True, "confirmed" + ("" if at is None else (" at its line" if placed else f" (line {hits[0]['row']}, "
                                                                                         f"expected {at})"))
 
 
 def run_probes(python: str | None, keras_python: str, only: str | None, out: Path | None) -> None:
-    sys.path.insert(0, str(ROOT))
-    from trainlint.probe import ProbeOptions, run_probe
-
     rows = []
     for s in load():
         for case in s["case"]:
@@ -154,26 +162,22 @@ def run_probes(python: str | None, keras_python: str, only: str | None, out: Pat
                 continue
             path = write_case(s, case)
             text = path.read_text(encoding="utf-8")
-            old = Path.cwd()
-            os.chdir(path.parent)
+            py = keras_python if s.get("keras") else python
+            cmd = [sys.executable, "-m", "trainlint", "--probe", "--no-cache", *(["--python", py] if py else []),
+                   path.name, "--", *args_of(s, case)]
             start = time.perf_counter()
-            try:
-                report = run_probe(path, [], ProbeOptions(python=keras_python if s.get("keras") else python, timeout=600, verbose=True,
-                                                          script_args=tuple(args_of(s, case))))
-            finally:
-                os.chdir(old)
+            proc = subprocess.run(cmd, cwd=path.parent, capture_output=True, text=True, timeout=900,
+                                  env={**os.environ, "PYTHONPATH": str(ROOT)})
             elapsed = time.perf_counter() - start
-            ok, how = judge(report, case, text)
-            found = [f"{f.code} [{f.probe.status.value if f.probe else 'static'}] @{f.start.row}" for f in report.findings]
+            got = parse(proc.stdout)
+            ok, how = judge(got, case, text)
+            found = [f"{f['code']} [{f['status']}] @{f['row']}" for f in got["findings"]]
             row = {"case": key, "shape": s["shape"], "expect": case["expect"], "right": ok, "how": how,
-                   "outcome": report.outcome, "findings": found, "incomplete": list(report.incomplete),
-                   "notes": list(report.notes), "seconds": round(elapsed, 1),
-                   "messages": [f"{f.code} @{f.start.row}: {f.message} | {f.probe.evidence if f.probe else ''}"
-                                for f in report.findings],
-                   "details": list(report.details[-6:])}
+                   "exit": proc.returncode, "findings": got["findings"], "stopped": got["stopped"],
+                   "seconds": round(elapsed, 1), "stdout": proc.stdout[-6000:], "stderr": proc.stderr[-2000:]}
             rows.append(row)
-            print(f"{key:45} expect {str(case['expect']):18} {'RIGHT' if ok else 'WRONG'} ({how}); "
-                  f"{report.outcome}; {', '.join(found) or '-'}; {elapsed:.0f} s", flush=True)
+            print(f"{key:45} expect {str(case['expect']):18} {'RIGHT' if ok else 'WRONG'} ({how}); exit "
+                  f"{proc.returncode}; {', '.join(found) or '-'}; {elapsed:.0f} s", flush=True)
             if out:
                 with out.open("a", encoding="utf-8") as f:
                     f.write(json.dumps(row) + "\n")
