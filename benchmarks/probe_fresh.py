@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -98,27 +99,40 @@ def args_of(s: dict, case: dict, real: bool = False) -> list[str]:
 
 def write_case(s: dict, case: dict, real: bool = False) -> Path:
     """The case's script beside the original (same directory: its siblings and data resolve)."""
-    suffix = "real" if real else case["name"].replace("-", "_")
+    suffix = case["name"].replace("-", "_") + ("__real" if real else "")
     path = script_path(s).with_name(f"{script_path(s).stem}__{suffix}.py")
     path.write_text(case_text(s, case, real), encoding="utf-8")
     return path
 
 
+def selected(s: dict, case: dict, only: str | None, default_correct: bool) -> bool:
+    """``--only ID`` (the script: its correct case when ``default_correct``, else every case) or
+    ``--only ID/CASE``; no ``--only``: every script."""
+    if only == f"{s['id']}/{case['name']}":
+        return True
+    if only not in (None, s["id"]):
+        return False
+    return case["name"] == "correct" or not default_correct
+
+
 def run_real(python: str, keras_python: str, only: str | None) -> None:
+    """Each script's correct case for a few steps, to know it works; ``--only ID/CASE``: what an
+    injected bug does in a real run."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": "",
+           "WANDB_DISABLED": "true"}
     for s in load():
-        if only and s["id"] != only:
-            continue
-        py = keras_python if s.get("keras") else python
-        path = write_case(s, {"name": "correct"}, real=True)
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": "",
-               "WANDB_DISABLED": "true"}
-        start = time.perf_counter()
-        proc = subprocess.run([py, path.name, *args_of(s, {}, real=True)], cwd=path.parent, env=env,
-                              capture_output=True, text=True, timeout=900)
-        tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
-        print(f"{s['id']:6} exit {proc.returncode} in {time.perf_counter() - start:.0f} s")
-        for line in tail:
-            print(f"       | {line[:200]}")
+        for case in s["case"]:
+            if not selected(s, case, only, default_correct=True):
+                continue
+            path = write_case(s, case, real=True)
+            shutil.rmtree(path.parent / "out", ignore_errors=True)  # a checkpoint there would be resumed
+            start = time.perf_counter()
+            proc = subprocess.run([keras_python if s.get("keras") else python, path.name, *args_of(s, case, real=True)],
+                                  cwd=path.parent, env=env, capture_output=True, text=True, timeout=900)
+            tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
+            print(f"{s['id']}/{case['name']}: exit {proc.returncode} in {time.perf_counter() - start:.0f} s")
+            for line in tail:
+                print(f"       | {line[:200]}")
 
 
 def line_of(text: str, marker: str) -> int | None:
@@ -158,7 +172,7 @@ def run_probes(python: str | None, keras_python: str, only: str | None, out: Pat
     for s in load():
         for case in s["case"]:
             key = f"{s['id']}/{case['name']}"
-            if only and only not in (s["id"], key):
+            if not selected(s, case, only, default_correct=False):
                 continue
             path = write_case(s, case)
             text = path.read_text(encoding="utf-8")
