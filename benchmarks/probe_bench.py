@@ -157,7 +157,9 @@ def shapes(torch_python: str, keras_python: str, real_root: Path | None, repeat:
 
     tiny, tiny_tf = work / "tiny", work / "tiny_tf"
     tiny_torch.write_csv(tiny_tf / "mnli.csv", 300)
+    tiny_torch.write_csv(tiny_tf / "mnli_val.csv", 80, seed=1)
     os.environ.update(TINY_CKPT=str(tiny / "bert"), TINY_CSV=str(tiny / "mnli.csv"),
+                      TINY_VAL_CSV=str(tiny / "mnli_val.csv"),
                       ACLIMDB_DIR=str(mod.write_imdb(work / "aclImdb")))
     project = work / "project"
     project.mkdir()

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -53,12 +54,17 @@ def make_client() -> LanguageClient:
 async def server(lsp_client: LanguageClient, tmp_path_factory):
     """One server for the module (it starts in ~2 s); each test works in its own directory."""
     root = tmp_path_factory.mktemp("workspace")
-    await lsp_client.initialize_session(lsp.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"),
+    caps = client_capabilities("visual-studio-code")  # VS Code 1.65; later releases also sync notebooks
+    caps.notebook_document = lsp.NotebookDocumentClientCapabilities(
+        synchronization=lsp.NotebookDocumentSyncClientCapabilities(dynamic_registration=True,
+                                                                   execution_summary_support=True))
+    result = await lsp_client.initialize_session(lsp.InitializeParams(
+        capabilities=caps,
         root_uri=from_fs_path(str(root)),
         workspace_folders=[lsp.WorkspaceFolder(uri=from_fs_path(str(root)), name="project")],
         initialization_options={"debounce": DEBOUNCE_MS},
     ))
+    lsp_client.capabilities = result.capabilities  # type: ignore[attr-defined]
     yield
     await lsp_client.shutdown_session()
 
@@ -518,6 +524,231 @@ async def test_notebook_cells_tolerate_magics(client: LanguageClient):
         '[tool.trainlint]\nper-file-ignores = {"course.ipynb" = ["TL805"]}\n', encoding="utf-8")
     diags = await change(client, uri, 2, cell + "\n")
     assert list(diags) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# notebook documents (LSP 3.17): the cells linted together, as `trainlint notebook.ipynb`
+
+#: the example script as a notebook: the model of one cell reads the dataset of another (TL301 needs
+#: both), the metric's fix adds an import to the imports cell (TL601), markdown and a `!pip` cell between
+NOTEBOOK = [
+    ("markdown", "# Fine-tune a BERT-style model on MNLI"),
+    ("code", "!pip install transformers datasets evaluate"),
+    ("code", "import evaluate\nfrom datasets import load_dataset\n"
+             "from transformers import AutoModelForSequenceClassification, AutoTokenizer, Trainer, TrainingArguments\n\n"
+             'CHECKPOINT = "distilbert-base-uncased"'),
+    ("code", 'raw_datasets = load_dataset("glue", "mnli")\ntokenizer = AutoTokenizer.from_pretrained(CHECKPOINT)\n\n'
+             "def tokenize(batch):\n"
+             '    return tokenizer(batch["premise"], batch["hypothesis"], truncation=True)\n\n'
+             "tokenized = raw_datasets.map(tokenize, batched=True)"),
+    ("markdown", "The model, its training arguments and the metric."),
+    ("code", "model = AutoModelForSequenceClassification.from_pretrained(CHECKPOINT)"),
+    ("code", 'args = TrainingArguments(\n    "mnli-distilbert",\n    evaluation_strategy="epoch",\n'
+             '    learning_rate=2e-5,\n)'),
+    ("code", 'accuracy = evaluate.load("glue", "mnli")\n\n'
+             "def compute_metrics(eval_pred):\n    logits, labels = eval_pred\n"
+             "    return accuracy.compute(predictions=logits, references=labels)"),
+    ("code", "trainer = Trainer(\n    model,\n    args,\n    train_dataset=raw_datasets[\"train\"],\n"
+             '    eval_dataset=raw_datasets["validation_matched"],\n    compute_metrics=compute_metrics,\n)\n'
+             "trainer.train()"),
+]
+
+
+def ipynb(cells) -> str:
+    return json.dumps({"cells": [{"cell_type": kind, "metadata": {}, "source": text,
+                                  **({"outputs": [], "execution_count": None} if kind == "code" else {})}
+                                 for kind, text in cells],
+                       "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def cell_item(nb_path: Path, i: int, kind: str, text: str, version: int = 1):
+    """(the notebook cell, its text document) as VS Code sends them (markdown cells are not synced:
+    the server's selector asks for the Python cells)."""
+    uri = f"vscode-notebook-cell:{nb_path}#C{i}"
+    cell = lsp.NotebookCell(kind=lsp.NotebookCellKind.Code if kind == "code" else lsp.NotebookCellKind.Markup,
+                            document=uri)
+    return cell, lsp.TextDocumentItem(uri=uri, language_id="python" if kind == "code" else "markdown",
+                                      version=version, text=text)
+
+
+async def published_for(client: LanguageClient, uris, since: int, timeout: float = 30) -> dict[str, list]:
+    """The diagnostics published for each of ``uris`` after the ``since``-th publication (the last one each)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        got = {p.uri: p.diagnostics for p in client.published[since:] if p.uri in uris}
+        if len(got) == len(set(uris)):
+            await asyncio.sleep(0.05)  # the rest of the same publication round
+            return {p.uri: list(p.diagnostics) for p in client.published[since:] if p.uri in uris}
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError(f"no diagnostics for {set(uris) - got.keys()}")
+        await asyncio.sleep(0.005)
+
+
+async def open_notebook(client: LanguageClient, cells, name: str = "course.ipynb"):
+    """Open ``cells`` as a notebook document (also written as a .ipynb next to it, for the CLI); returns
+    (notebook uri, the code cells' uris in order, each code cell's diagnostics)."""
+    path = client.workdir / name
+    path.write_text(ipynb(cells), encoding="utf-8")
+    pairs = [cell_item(path, i, kind, text) for i, (kind, text) in enumerate(cells, 1)]
+    synced = [(c, d) for (c, d), (kind, _) in zip(pairs, cells) if kind == "code"]
+    uri = from_fs_path(str(path))
+    since = len(client.published)
+    client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(
+        notebook_document=lsp.NotebookDocument(uri=uri, notebook_type="jupyter-notebook", version=1,
+                                               cells=[c for c, _ in synced]),
+        cell_text_documents=[d for _, d in synced]))
+    client.opened_notebooks = getattr(client, "opened_notebooks", []) + [(uri, [d.uri for _, d in synced])]
+    cell_uris = [d.uri for _, d in synced]
+    return uri, cell_uris, await published_for(client, cell_uris, since)
+
+
+def cli_findings(path: Path) -> list:
+    """What `trainlint notebook.ipynb` reports (cell = index among all cells, rows within the cell)."""
+    from trainlint.notebook import lint_notebook
+
+    return lint_notebook(path, load_settings(None, start=path.parent), str(path)).findings
+
+
+def as_lsp(f) -> tuple:
+    return (f.code, (f.start.row - 1, f.start.column - 1, f.end.row - 1, f.end.column - 1))
+
+
+def diag_key(d: lsp.Diagnostic) -> tuple:
+    r = d.range
+    return (d.code, (r.start.line, r.start.character, r.end.line, r.end.character))
+
+
+@pytest.fixture
+def close_notebooks(client: LanguageClient):
+    yield
+    for uri, cells in getattr(client, "opened_notebooks", []):
+        client.notebook_document_did_close(lsp.DidCloseNotebookDocumentParams(
+            notebook_document=lsp.NotebookDocumentIdentifier(uri=uri),
+            cell_text_documents=[lsp.TextDocumentIdentifier(uri=c) for c in cells]))
+    client.opened_notebooks = []
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_notebook_sync_is_offered(client: LanguageClient):
+    sync = client.capabilities.notebook_document_sync
+    assert [c.language for c in sync.notebook_selector[0].cells] == ["python"]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_notebook_findings_are_the_clis_on_the_right_cells(client: LanguageClient, close_notebooks):
+    nb_uri, cell_uris, diags = await open_notebook(client, NOTEBOOK)
+    expected = cli_findings(client.workdir / "course.ipynb")
+    assert sorted(f.code for f in expected) == ["TL101", "TL101", "TL201", "TL301", "TL601", "TL805"]
+    code_cells = [i for i, (kind, _) in enumerate(NOTEBOOK, 1) if kind == "code"]
+    for index, uri in zip(code_cells, cell_uris):
+        assert sorted(map(diag_key, diags[uri])) == sorted(as_lsp(f) for f in expected if f.cell == index), index
+    # TL301 reads the dataset of another cell: linted one by one, the model's cell has nothing
+    model_cell = cell_uris[code_cells.index(6)]
+    assert [d.code for d in diags[model_cell]] == ["TL301"]
+    assert diags[model_cell][0].range == where(NOTEBOOK[5][1], "AutoModelForSequenceClassification.from_pretrained")
+    assert diags[cell_uris[0]] == []  # `!pip install ...` is not a syntax error
+    for d in diags[model_cell]:
+        assert d.source == "trainlint" and d.code_description.href == rule_url("TL301")
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_notebook_code_actions_per_cell(client: LanguageClient, close_notebooks):
+    nb_uri, cell_uris, diags = await open_notebook(client, NOTEBOOK)
+    texts = {uri: text for uri, (kind, text) in zip(cell_uris, [c for c in NOTEBOOK if c[0] == "code"])}
+    args_cell, metric_cell, first_cell = cell_uris[4], cell_uris[5], cell_uris[0]
+    (tl805,) = by_code(diags[args_cell], "TL805")
+    actions = await code_actions(client, args_cell, tl805.range, diagnostics=[tl805])
+    fix = next(a for a in actions if a.title.startswith("Fix TL805"))
+    assert fix.is_preferred and list(fix.edit.changes) == [args_cell]
+    assert apply_text_edits(texts[args_cell], fix.edit.changes[args_cell]) == \
+        texts[args_cell].replace("evaluation_strategy", "eval_strategy")
+    noqa_action = next(a for a in actions if a.title.startswith("Disable TL805"))
+    assert "# noqa: TL805" in apply_text_edits(texts[args_cell], noqa_action.edit.changes[args_cell])
+    # TL601's fix edits the metric's cell and adds its import where `trainlint --fix` adds it: at the top of
+    # the first code cell
+    (tl601,) = by_code(diags[metric_cell], "TL601")
+    actions = await code_actions(client, metric_cell, tl601.range, diagnostics=[tl601])
+    fix = next(a for a in actions if a.title.startswith("Fix TL601"))
+    assert sorted(fix.edit.changes) == sorted([metric_cell, first_cell])
+    assert "predictions=np.argmax(logits, axis=-1)" in apply_text_edits(texts[metric_cell], fix.edit.changes[metric_cell])
+    assert apply_text_edits(texts[first_cell], fix.edit.changes[first_cell]) == "import numpy as np\n" + texts[first_cell]
+    # hover on a cell's finding: the rule document
+    hover = await client.text_document_hover_async(lsp.HoverParams(
+        text_document=lsp.TextDocumentIdentifier(uri=args_cell), position=tl805.range.start))
+    assert doc_text("TL805").splitlines()[0] in hover.contents.value
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_notebook_fix_all_is_trainlint_fix(client: LanguageClient, close_notebooks):
+    from trainlint.fixes import fix_file
+
+    nb_uri, cell_uris, diags = await open_notebook(client, NOTEBOOK)
+    texts = [text for kind, text in NOTEBOOK if kind == "code"]
+    whole = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+    (action,) = await code_actions(client, cell_uris[0], whole, only=["notebook.source.fixAll"])
+    assert action.kind == "notebook.source.fixAll.trainlint"
+    fixed = [apply_text_edits(t, action.edit.changes.get(u, [])) for u, t in zip(cell_uris, texts)]
+    path = client.workdir / "course.ipynb"
+    by_cli = fix_file(path, load_settings(None, start=path.parent), write=False)
+    assert fixed == [c["source"] for c in json.loads(by_cli.result.source)["cells"] if c["cell_type"] == "code"]
+    assert fixed != texts
+    # per cell (what `notebook.codeActionsOnSave` runs for `source.fixAll`): that cell's fixes only
+    (action,) = await code_actions(client, cell_uris[4], whole, only=["source.fixAll.trainlint"])
+    assert list(action.edit.changes) == [cell_uris[4]]
+    (action,) = await code_actions(client, cell_uris[3], whole, only=["source.fixAll.trainlint"])
+    assert not action.edit.changes  # TL301's fix is unsafe
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_notebook_edits_and_structure_changes(client: LanguageClient, close_notebooks):
+    nb_uri, cell_uris, diags = await open_notebook(client, NOTEBOOK)
+    args_cell, data_cell, model_cell = cell_uris[4], cell_uris[2], cell_uris[3]
+    args_text = NOTEBOOK[6][1]
+    # an edit in one cell: the notebook is linted again, that cell's finding is gone
+    since = len(client.published)
+    client.notebook_document_did_change(lsp.DidChangeNotebookDocumentParams(
+        notebook_document=lsp.VersionedNotebookDocumentIdentifier(uri=nb_uri, version=2),
+        change=lsp.NotebookDocumentChangeEvent(cells=lsp.NotebookDocumentCellChanges(text_content=[
+            lsp.NotebookDocumentCellContentChanges(
+                document=lsp.VersionedTextDocumentIdentifier(uri=args_cell, version=2),
+                changes=[lsp.TextDocumentContentChangePartial(range=where(args_text, "evaluation_strategy"),
+                                                              text="eval_strategy")])]))))
+    after = await published_for(client, cell_uris, since)
+    assert after[args_cell] == [] and [d.code for d in after[model_cell]] == ["TL301"]
+    # the dataset's cell deleted: its diagnostics are cleared, and the Trainer's cell is linted without it
+    since = len(client.published)
+    client.notebook_document_did_change(lsp.DidChangeNotebookDocumentParams(
+        notebook_document=lsp.VersionedNotebookDocumentIdentifier(uri=nb_uri, version=3),
+        change=lsp.NotebookDocumentChangeEvent(cells=lsp.NotebookDocumentCellChanges(
+            structure=lsp.NotebookDocumentCellChangeStructure(
+                array=lsp.NotebookCellArrayChange(start=2, delete_count=1),
+                did_close=[lsp.TextDocumentIdentifier(uri=data_cell)])))))
+    trainer_cell = cell_uris[6]
+    after = await published_for(client, [data_cell, trainer_cell], since)
+    assert after[data_cell] == [] and not by_code(after[trainer_cell], "TL101")  # no `tokenized` any more
+    # a new cell inserted before the model: it is linted with the others
+    path = client.workdir / "course.ipynb"
+    new_cell, new_doc = cell_item(path, 99, "code", 'from transformers import TrainingArguments\n'
+                                  'more = TrainingArguments("x", evaluation_strategy="steps")')
+    since = len(client.published)
+    client.notebook_document_did_change(lsp.DidChangeNotebookDocumentParams(
+        notebook_document=lsp.VersionedNotebookDocumentIdentifier(uri=nb_uri, version=4),
+        change=lsp.NotebookDocumentChangeEvent(cells=lsp.NotebookDocumentCellChanges(
+            structure=lsp.NotebookDocumentCellChangeStructure(
+                array=lsp.NotebookCellArrayChange(start=2, delete_count=0, cells=[new_cell]),
+                did_open=[new_doc])))))
+    after = await published_for(client, [new_doc.uri], since)
+    assert [d.code for d in after[new_doc.uri]] == ["TL805"]
+    client.opened_notebooks = [(nb_uri, [u for u in cell_uris if u != data_cell] + [new_doc.uri])]
+    # closed: every cell's diagnostics are cleared
+    since = len(client.published)
+    open_cells = client.opened_notebooks[0][1]
+    client.notebook_document_did_close(lsp.DidCloseNotebookDocumentParams(
+        notebook_document=lsp.NotebookDocumentIdentifier(uri=nb_uri),
+        cell_text_documents=[lsp.TextDocumentIdentifier(uri=c) for c in open_cells]))
+    client.opened_notebooks = []
+    after = await published_for(client, open_cells, since)
+    assert all(d == [] for d in after.values())
 
 
 # ---------------------------------------------------------------------------------------------

@@ -73,10 +73,11 @@ class Raw:
 
     notes: list
 
-    def initialize(self, root: Path) -> dict:
+    def initialize(self, root: Path, options: dict | None = None) -> dict:
         self.notes = []
         self.send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                   "params": {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}})
+                   "params": {"processId": None, "rootUri": root.as_uri(), "capabilities": {},
+                              **({"initializationOptions": options} if options is not None else {})}})
         response = self.recv_response()
         self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
         return response
@@ -154,6 +155,31 @@ def test_every_malformed_message_gets_an_error_response(raw: Raw, tmp_path: Path
     assert "not open" in stderr  # the didChange for a document never opened is a log line
 
 
+def test_editor_settings_apply_where_no_pyproject_configures(raw: Raw, tmp_path: Path):
+    """The editor's settings (initializationOptions.settings) configure the files that no pyproject.toml
+    with [tool.trainlint] configures; where one does, it wins."""
+    raw.initialize(tmp_path, {"settings": {"select": ["TL3", "TL8"], "ignore": ["TL805"], "fail-on": "error"}})
+
+    def diagnostics_of(path: Path) -> list[str]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(BUGGY, encoding="utf-8")
+        raw.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": path.as_uri(), "languageId": "python", "version": 1, "text": BUGGY}}})
+        while True:
+            msg = raw.recv()
+            if msg.get("method") == "textDocument/publishDiagnostics" and msg["params"]["uri"] == path.as_uri():
+                return sorted(d["code"] for d in msg["params"]["diagnostics"])
+
+    assert diagnostics_of(tmp_path / "train.py") == ["TL301"]
+    (tmp_path / "configured" / "pyproject.toml").parent.mkdir()
+    (tmp_path / "configured" / "pyproject.toml").write_text('[tool.trainlint]\nselect = ["TL8"]\n', encoding="utf-8")
+    assert diagnostics_of(tmp_path / "configured" / "train.py") == ["TL805"]
+    raw.send({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+    raw.recv_response()
+    raw.send({"jsonrpc": "2.0", "method": "exit"})
+    assert raw.finish()[0] == 0
+
+
 def test_exit_without_shutdown_exits_1_quietly(raw: Raw, tmp_path: Path):
     raw.initialize(tmp_path)
     uri = (tmp_path / "train.py").as_uri()
@@ -179,9 +205,14 @@ def test_requests_before_initialize_are_refused(raw: Raw, tmp_path: Path):
 # initialize: answered before the LSP library is imported, with pygls's capabilities
 
 
-@pytest.mark.parametrize("client", ["visual-studio-code", "neovim", "emacs", None])
+@pytest.mark.parametrize("client", ["visual-studio-code", "neovim", "emacs", None, "with-notebooks"])
 def test_fast_initialize_result_is_what_pygls_computes(client):
-    caps = client_capabilities(client) if client else lsp.ClientCapabilities()
+    if client == "with-notebooks":  # a client that synchronises notebook documents (VS Code since 1.70)
+        caps = client_capabilities("visual-studio-code")
+        caps.notebook_document = lsp.NotebookDocumentClientCapabilities(
+            synchronization=lsp.NotebookDocumentSyncClientCapabilities(dynamic_registration=True))
+    else:
+        caps = client_capabilities(client) if client else lsp.ClientCapabilities()
     converter = default_converter()
     request = json.loads(json.dumps(converter.unstructure(lsp.InitializeParams(capabilities=caps, root_uri="file:///w"))))
     server = create_server()
@@ -190,7 +221,9 @@ def test_fast_initialize_result_is_what_pygls_computes(client):
     handler(*args)
     with pytest.raises(StopIteration) as stop:
         gen.send(None)
-    assert static_initialize_result(request) == converter.unstructure(stop.value.value)
+    result = converter.unstructure(stop.value.value)
+    assert static_initialize_result(request) == result
+    assert ("notebookDocumentSync" in result["capabilities"]) == (client == "with-notebooks")
 
 
 def test_initialize_is_answered_before_the_lsp_library_loads():
@@ -391,3 +424,16 @@ def test_an_internal_failure_is_an_internal_error_response():
     (error,) = [b for b in bodies if b.get("id") == 2]
     assert error["error"]["code"] == -32603 and "a bug" in error["error"]["message"]
     assert not [b for b in bodies if b.get("method") == "window/showMessage"]
+
+
+def test_a_notebook_whose_lint_failed_shows_the_error_on_its_first_code_cell():
+    from trainlint.server import NotebookCell, NotebookLinted
+
+    cells = [NotebookCell("cell:1", False, "# title", 1), NotebookCell("cell:2", True, "import torch\n", 1),
+             NotebookCell("cell:3", True, "x = 1\n", 1)]
+    error = Finding("TL003", "internal-error", "internal error: the lint process stopped", Severity.ERROR, "nb.ipynb",
+                    Position(1, 1), Position(1, 1))
+    linted = NotebookLinted.from_result(cells, LintResult([error], ""))
+    assert [f.code for f in linted.by_cell["cell:2"].findings] == ["TL003"]
+    assert linted.by_cell["cell:3"].findings == [] and "cell:1" not in linted.by_cell
+    assert linted.find("cell%3A2") == (2, linted.by_cell["cell:2"])  # any quoting of the uri

@@ -13,6 +13,7 @@ error or internal failure.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -137,9 +138,10 @@ def check(paths, select, ignore, extend_select, output_format, exit_zero, fail_o
                     fixing=_Fixing(fix, unsafe_fixes, diff), jobs=jobs, cache=_cache(settings, cache_dir, no_cache))
     except click.ClickException:
         raise
+    except KeyboardInterrupt:  # Ctrl-C: the probe's processes are gone already (see signals_kill_children)
+        click.echo("\ntrainlint: interrupted", err=True)
+        code = 130
     except BrokenPipeError:  # `trainlint . | head`: the reader went away, not an error of ours
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 1
     except Exception as exc:  # never a raw traceback without --verbose
@@ -337,8 +339,10 @@ def _probe(file_paths, findings, run, python, timeout, rows, tiny_model, overfit
         raise click.UsageError(f"--launcher {asked!r}: not a launcher the probe knows (torchrun, "
                                "torch.distributed.launch, accelerate, deepspeed, mp.spawn, python)")
     params = click.get_current_context().params
+    # where the run is, on a terminal only (never in a pipe, a log or with --quiet)
+    progress = not params.get("quiet") and sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
     options = ProbeOptions(python=python, timeout=timeout, rows=rows, tiny_model=tiny_model, overfit=overfit,
-                           verbose=verbose, script_args=script_args, launcher=launcher,
+                           verbose=verbose, script_args=script_args, launcher=launcher, progress=progress,
                            memory_mb=params.get("probe_memory") or 0, max_processes=params.get("probe_processes") or 512)
     report = run_probe(script, findings, options)
     run.probed = True
@@ -346,6 +350,8 @@ def _probe(file_paths, findings, run, python, timeout, rows, tiny_model, overfit
     run.probe_details = list(report.details)
     if report.outcome == "asset-missing":
         run.probe_incomplete = "the probe did not reach training (asset-missing: see the probe notes for how to fetch it)"
+    elif report.outcome == "framework-missing":
+        run.probe_incomplete = "the probe did not run (framework-missing: see the probe notes for what to install)"
     elif report.outcome == "script-error":
         # The error may be in the training loop itself (a hand-written loop's first batch): the probe ran
         # up to it, not "before training"; the checks after it did not run.

@@ -117,24 +117,35 @@ class Notebook:
         return dataclasses.replace(f, start=start, end=end, fix=fix, cell=cell)
 
     # -- writing back ------------------------------------------------------------------------
-    def with_source(self, new_source: str) -> str:
-        """The notebook's JSON text with the cells rebuilt from a changed virtual module: only the
-        ``source`` values of the cells that changed are rewritten, in the file's own JSON style; every
-        other byte of the file is kept."""
+    def cell_sources(self, new_source: str) -> dict[int, tuple[str, list[str]]]:
+        """The cells a changed virtual module changes: cell index among all cells → (its new source,
+        its new lines in the virtual module). Cells never rewritten (see :class:`_Cell`) are left out."""
         parts = _split_cells(new_source, [c.index for c in self.cells])
-        changed: dict[int, str] = {}
+        changed: dict[int, tuple[str, list[str]]] = {}
         for cell, lines in zip(self.cells, parts):
             if lines == cell.virtual or not cell.python:
                 continue
             text = "\n".join(self._restore(line) for line in lines)
             if cell.text.endswith("\n") and not text.endswith("\n"):
                 text += "\n"
-            if text == cell.text:
+            if text != cell.text:
+                changed[cell.index] = (text, list(lines))
+        return changed
+
+    def with_source(self, new_source: str) -> str:
+        """The notebook's JSON text with the cells rebuilt from a changed virtual module: only the
+        ``source`` values of the cells that changed are rewritten, in the file's own JSON style; every
+        other byte of the file is kept."""
+        sources = self.cell_sources(new_source)
+        changed: dict[int, str] = {}
+        for cell in self.cells:
+            if cell.index not in sources:
                 continue
+            text, lines = sources[cell.index]
             raw_source = cell.raw.get("source")
             cell.raw["source"] = text if isinstance(raw_source, str) else _source_lines(text)
             cell.text = text
-            cell.virtual = list(lines)
+            cell.virtual = lines
             changed[cell.index - 1] = text
         self.__post_init__()
         if changed:
@@ -588,6 +599,17 @@ def parse_notebook(text: str) -> Notebook:
         raise NotebookError(f"invalid notebook JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:
         raise NotebookError("invalid notebook JSON: nesting too deep") from None
+    return notebook_from_data(data, text)
+
+
+def notebook_from_cells(cells: list[tuple[str, str]]) -> Notebook:
+    """A notebook given its cells in order, each ``(cell type, source)`` (``"code"``, ``"markdown"``,
+    ...): what an editor holds of an open notebook (the language server's notebook documents)."""
+    return notebook_from_data({"cells": [{"cell_type": kind, "source": source} for kind, source in cells]}, "")
+
+
+def notebook_from_data(data: Any, text: str) -> Notebook:
+    """A notebook from its decoded JSON (``text``: the JSON text, for rewriting it)."""
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         if isinstance(data, dict) and "worksheets" in data:
             raise NotebookError("nbformat 3 notebooks are not supported: convert with `jupyter nbconvert --to notebook`")
@@ -630,23 +652,33 @@ def is_python_notebook(nb: Notebook) -> bool:
 
 def lint_notebook_text(text: str, filename: str, settings: Settings):
     """Lint a notebook given its JSON text: a ``FileResult`` whose findings name cell and row."""
-    from trainlint.core import FRAMEWORK_RE, FileResult, lint_text, meta_finding
+    from trainlint.core import FileResult, meta_finding
 
     try:
         nb = parse_notebook(text)
     except NotebookError as exc:
         return FileResult(filename, [meta_finding("TL002", filename, f"cannot read: {exc}", 1, 1)])
+    result = lint_virtual_module(nb, filename, settings)
+    result.findings = sorted((nb.map_finding(f) for f in result.findings), key=Finding.sort_key)
+    return result
+
+
+def lint_virtual_module(nb: Notebook, filename: str, settings: Settings, parse=None, positions=None):
+    """Lint a notebook's code cells together: a ``FileResult`` whose findings are in the coordinates
+    of the virtual module (:meth:`Notebook.map_finding` maps them to cell and row). ``parse`` and
+    ``positions``: as for :func:`trainlint.core.lint_text` (the language server's incremental parser)."""
+    from trainlint.core import FRAMEWORK_RE, FileResult, lint_text, meta_finding
+
     if not is_python_notebook(nb):
         return FileResult(filename, [], note="not a Python notebook, nothing to lint")
     if not nb.source.strip():
         return FileResult(filename, [], note="no code cells, nothing to lint")
-    result = lint_text(nb.source, filename, settings)
+    result = lint_text(nb.source, filename, settings, parse=parse, positions=positions)
     broken = [(c, c.error) for c in nb.cells if c.error is not None]
     if broken and settings.codes_for(filename) and not file_noqa(nb.source) \
             and any(FRAMEWORK_RE.search(c.text) for c in nb.cells):
         for cell, (row, col, msg) in broken:
             result.findings.append(meta_finding("TL001", filename, msg, cell.start + row - 1, col))
-    result.findings = sorted((nb.map_finding(f) for f in result.findings), key=Finding.sort_key)
     return result
 
 

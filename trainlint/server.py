@@ -9,6 +9,10 @@ What the editor gets:
 * code actions: apply a finding's fix (the title says safe or unsafe), fix all safe fixes in the
   file (``source.fixAll.trainlint``), add ``# noqa: CODE`` on the line;
 * hover on a finding: the rule document (markdown);
+* notebooks (LSP 3.17 notebook documents): the code cells linted together, in order, as
+  ``trainlint notebook.ipynb`` does (:class:`NotebookLinted`); each cell gets its own findings on its
+  own rows, code actions per cell (a fix's edits go to the cells they touch), fix all per cell
+  (``source.fixAll.trainlint``) or for the whole notebook (``notebook.source.fixAll.trainlint``);
 * the nearest ``pyproject.toml`` with ``[tool.trainlint]`` configures each file, re-read when it
   changes (``workspace/didChangeWatchedFiles``, or its mtime on the next lint).
 
@@ -33,7 +37,10 @@ The server lints the text it is sent, statically: it never runs a probe and neve
 the user's code. A document it cannot lint (syntax error mid-edit, NUL bytes, lone surrogates, a
 huge file, a bug in a rule, a crash of the worker) gets one TL00x diagnostic; the server stays up.
 
-Initialization options (all optional): ``{"debounce": 150}`` (milliseconds), ``{"maxChars": N}``.
+Initialization options (all optional): ``{"debounce": 150}`` (milliseconds), ``{"maxChars": N}``,
+``{"settings": {"select": [...], "ignore": [...], "fail-on": "error"}}``: the editor's settings, a
+``[tool.trainlint]`` table used for the files that no ``pyproject.toml`` with ``[tool.trainlint]``
+configures (where one does, it wins).
 
 This module imports only the standard library at import time: it is what the worker process and the
 ``initialize`` fast path load. The LSP side (pygls, lsprotocol) is :mod:`trainlint.server_lsp`;
@@ -51,6 +58,7 @@ import re
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -63,6 +71,8 @@ log = logging.getLogger("trainlint.server")
 
 SOURCE = "trainlint"
 FIX_ALL_KIND = "source.fixAll.trainlint"
+#: the safe fixes of a whole notebook (VS Code's `notebook.codeActionsOnSave`); FIX_ALL_KIND on a cell fixes that cell
+NOTEBOOK_FIX_ALL_KIND = "notebook.source.fixAll.trainlint"
 DEFAULT_DEBOUNCE = 0.15  # seconds
 DEFAULT_MAX_CHARS = 500_000  # ~15 000 lines
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -107,6 +117,69 @@ class Linted:
     carried: bool = False  # carried over from an older version (see carry_over)
     #: memo of the "fix all" edit, per text (computed once per version)
     fix_all_text: str | None = dataclasses.field(default=None, repr=False)
+    #: a cell of an open notebook: the notebook's lint, and each finding in its virtual module
+    notebook: NotebookLinted | None = dataclasses.field(default=None, repr=False)
+    virtual: list[Finding] | None = dataclasses.field(default=None, repr=False)
+
+
+@dataclasses.dataclass
+class NotebookCell:
+    """One cell of an open notebook as it was linted."""
+
+    uri: str
+    code: bool  # a Python code cell (the others only count for the cells' positions)
+    text: str
+    version: int | None
+
+
+@dataclasses.dataclass
+class NotebookLinted:
+    """The lint of an open notebook (its code cells linted together, as ``trainlint notebook.ipynb``
+    does): the notebook (:class:`trainlint.notebook.Notebook`), the findings in its virtual module,
+    and per code cell a :class:`Linted` with that cell's findings on the cell's own rows."""
+
+    cells: list[NotebookCell]
+    notebook: Any
+    findings: list[Finding]
+    by_cell: dict[str, Linted]
+
+    @classmethod
+    def from_result(cls, cells: list[NotebookCell], result: LintResult) -> NotebookLinted:
+        nb = result.notebook
+        code = [i for i, c in enumerate(cells, 1) if c.code]
+        per_cell: dict[int, list[tuple[Finding, Finding]]] = {}
+        for f in result.findings:
+            # without the notebook (the lint process failed) a finding goes to the first code cell
+            mapped = nb.map_finding(f) if nb is not None else dataclasses.replace(f, cell=code[0] if code else 1)
+            per_cell.setdefault(mapped.cell or 1, []).append((mapped, f))
+        self = cls(cells, nb, list(result.findings), {})
+        for i, cell in enumerate(cells, 1):
+            if not cell.code:
+                continue
+            pairs = sorted(per_cell.get(i, []), key=lambda pair: pair[0].sort_key())
+            self.by_cell[cell.uri] = Linted(cell.version, cell.text, split_lines(cell.text), [p[0] for p in pairs],
+                                            result.seconds, cell.text, result.fail_on, notebook=self,
+                                            virtual=[p[1] for p in pairs])
+        return self
+
+    def find(self, uri: str) -> tuple[int, Linted] | None:
+        """(index among all cells, its findings) of a code cell, given its uri in any quoting."""
+        from urllib.parse import unquote
+
+        key = unquote(uri)
+        for i, cell in enumerate(self.cells, 1):
+            if cell.code and unquote(cell.uri) == key:
+                return i, self.by_cell[cell.uri]
+        return None
+
+    def cell_of(self, f: Finding) -> int | None:
+        """The cell (index among all cells, 1-based) that each edit of a virtual finding's fix lies in,
+        or None when its edits lie in several cells."""
+        if self.notebook is None or f.fix is None:
+            return None
+        cells = {self.notebook.locate(e.start)[0] for e in f.fix.edits} | {
+            self.notebook.locate(e.end)[0] for e in f.fix.edits}
+        return cells.pop() if len(cells) == 1 else None
 
 
 def carry_over(linted: Linted, source: str, version: int | None) -> Linted:
@@ -172,6 +245,7 @@ class LintResult:
     fail_on: Any = None
     messages: list[str] = dataclasses.field(default_factory=list)
     seconds: float = 0.0
+    notebook: Any = None  # a notebook's lint: its trainlint.notebook.Notebook (the findings are in its virtual module)
 
 
 class Linter:
@@ -182,9 +256,15 @@ class Linter:
         self.settings: dict[tuple, Any] = {}
         self.config_errors: set[str] = set()
         self.parsers: dict[str, Any] = {}
+        #: the editor's settings (a ``[tool.trainlint]`` table) for files no pyproject.toml configures
+        self.editor_table: dict[str, Any] | None = None
+
+    def configure(self, table: dict[str, Any] | None) -> None:
+        self.editor_table = table or None
+        self.forget(None)
 
     def settings_for(self, path: Path | None, root: str | None, messages: list[str]):
-        from trainlint.config import ConfigError, Settings, load_settings
+        from trainlint.config import ConfigError, Settings, find_config, load_settings, settings_from_table
 
         start = path.parent if path is not None else Path(root or os.getcwd())
         key_parts = []
@@ -203,7 +283,11 @@ class Linter:
         if cached is not None:
             return cached
         try:
-            settings = load_settings(None, start=start if start.is_dir() else Path.cwd())
+            start = start if start.is_dir() else Path.cwd()
+            if self.editor_table is not None and find_config(start) is None:
+                settings = settings_from_table(self.editor_table, Path("the editor's trainlint settings"))
+            else:
+                settings = load_settings(None, start=start)
         except ConfigError as exc:
             msg = f"trainlint: {exc}; using the default rules until it is fixed"
             if msg not in self.config_errors:
@@ -224,15 +308,39 @@ class Linter:
 
     def lint(self, text: str, name: str, path: str | None, uri: str | None = None, max_chars: int = DEFAULT_MAX_CHARS,
              root: str | None = None) -> LintResult:
-        from trainlint.core import meta_finding, lint_text
+        from trainlint.core import lint_text
 
-        t0 = time.perf_counter()
-        messages: list[str] = []
-        fs_path = Path(path) if path else None
         if uri is not None and uri.startswith(NOTEBOOK_CELL_SCHEMES) and ("%" in text or "!" in text or "?" in text):
             from trainlint.notebook import mask_magics
 
             text = mask_magics(text)  # `!pip install ...`, `%%time`: not Python, not a syntax error
+        return self._lint(text, name, path, uri, max_chars, root,
+                          lambda settings, parse, positions: lint_text(text, name, settings, parse=parse,
+                                                                       positions=positions).findings)
+
+    def lint_notebook(self, cells: list[tuple[str, str]], name: str, path: str | None, uri: str | None = None,
+                      max_chars: int = DEFAULT_MAX_CHARS, root: str | None = None) -> LintResult:
+        """Lint an open notebook's cells (``(cell type, source)`` in order) together, as
+        ``trainlint notebook.ipynb`` does. The findings are in the coordinates of the virtual module
+        (``LintResult.notebook``, a :class:`trainlint.notebook.Notebook`, maps them to cells)."""
+        from trainlint.notebook import lint_virtual_module, notebook_from_cells
+
+        nb = notebook_from_cells(cells)
+        result = self._lint(nb.source, name, path, uri, max_chars, root,
+                            lambda settings, parse, positions: lint_virtual_module(nb, name, settings, parse,
+                                                                                   positions).findings)
+        result.notebook = nb
+        return result
+
+    def _lint(self, text: str, name: str, path: str | None, uri: str | None, max_chars: int, root: str | None,
+              run: Callable[[Any, Any, Any], list]) -> LintResult:
+        """``run(settings, parse, positions)`` → the findings of ``text``, unless the text cannot be linted
+        (too large, binary, not UTF-8: one TL002) or the file is excluded; a failure is one TL003."""
+        from trainlint.core import meta_finding
+
+        t0 = time.perf_counter()
+        messages: list[str] = []
+        fs_path = Path(path) if path else None
         fail_on = None
         findings: list
         if len(text) > max_chars:
@@ -266,7 +374,7 @@ class Linter:
 
                                 parser = self.parsers[uri] = IncrementalParser()
                             parse, positions = parser.parse, parser.positions
-                        findings = lint_text(text, name, settings, parse=parse, positions=positions).findings
+                        findings = run(settings, parse, positions)
                 except Exception as exc:  # a bug in trainlint must not take the editor's linter down
                     log.exception("linting %s failed", name)
                     findings = [meta_finding("TL003", name, f"internal error: {type(exc).__name__}: {exc}", 1, 1)]
@@ -320,12 +428,17 @@ def worker_main(conn) -> None:
 
     def run(job_id: int, method: str, args: tuple) -> None:
         try:
-            if method == "lint" and closed.get(args[3], -1) > job_id:
+            if method in ("lint", "lint_notebook") and closed.get(args[3], -1) > job_id:
                 value: Any = None  # the document was closed meanwhile: its result would be dropped
             elif method == "lint":
                 value = linter.lint(*args)
+            elif method == "lint_notebook":
+                value = linter.lint_notebook(*args)
             elif method == "forget":
                 linter.forget(*args)
+                value = None
+            elif method == "configure":
+                linter.configure(*args)
                 value = None
             elif method == "warm":
                 import trainlint.engine  # noqa: F401  (rules, LibCST: before the first document arrives)
@@ -394,7 +507,10 @@ def read_message(stream: BinaryIO) -> bytes | None:
 
 
 #: the capabilities pygls computes for this server (TextDocumentSyncKind.Incremental = 2)
-_CODE_ACTION_KINDS = ["quickfix", "source.fixAll", FIX_ALL_KIND]
+_CODE_ACTION_KINDS = ["quickfix", "source.fixAll", FIX_ALL_KIND, "notebook.source.fixAll", NOTEBOOK_FIX_ALL_KIND]
+#: LSP 3.17 notebook synchronisation: the Python cells of any notebook (offered to clients that support it;
+#: ``"notebook": "*"`` spelled out: lsprotocol's clients cannot read a filter with only ``cells``)
+_NOTEBOOK_SYNC = {"notebookSelector": [{"notebook": "*", "cells": [{"language": "python"}]}]}
 _ENCODINGS = ("utf-8", "utf-16", "utf-32")
 
 
@@ -424,18 +540,18 @@ def static_initialize_result(params: dict[str, Any]) -> dict[str, Any]:
         if synchronization.get(key) is not None:
             sync[key] = False
     sync["save"] = {"includeText": False}
-    return {
-        "capabilities": {
-            "positionEncoding": encoding,
-            "textDocumentSync": sync,
-            "hoverProvider": True,
-            "codeActionProvider": {"codeActionKinds": list(_CODE_ACTION_KINDS)},
-            "executeCommandProvider": {"commands": []},
-            "workspace": {"workspaceFolders": {"supported": True, "changeNotifications": True},
-                          "fileOperations": {}},
-        },
-        "serverInfo": {"name": "trainlint", "version": __version__},
+    capabilities: dict[str, Any] = {
+        "positionEncoding": encoding,
+        "textDocumentSync": sync,
+        "hoverProvider": True,
+        "codeActionProvider": {"codeActionKinds": list(_CODE_ACTION_KINDS)},
+        "executeCommandProvider": {"commands": []},
+        "workspace": {"workspaceFolders": {"supported": True, "changeNotifications": True},
+                      "fileOperations": {}},
     }
+    if isinstance(caps.get("notebookDocument"), dict):
+        capabilities["notebookDocumentSync"] = json.loads(json.dumps(_NOTEBOOK_SYNC))
+    return {"capabilities": capabilities, "serverInfo": {"name": "trainlint", "version": __version__}}
 
 
 def write_message(stream: BinaryIO, payload: dict) -> None:

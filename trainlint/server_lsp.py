@@ -24,6 +24,7 @@ import logging
 import multiprocessing
 import re
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, BinaryIO
 from urllib.parse import unquote
@@ -43,11 +44,14 @@ from trainlint.server import (
     DEFAULT_MAX_CHARS,
     FIX_ALL_KIND,
     NOTEBOOK_CELL_SCHEMES,
+    NOTEBOOK_FIX_ALL_KIND,
     PYTHON_SUFFIXES,
     SOURCE,
     Linted,
     Linter,
     LintResult,
+    NotebookCell,
+    NotebookLinted,
     carry_over,
     read_message,
     release_memory,
@@ -178,13 +182,19 @@ def _internal_error_finding(name: str, message: str) -> Finding:
 class TrainlintServer(LanguageServer):
     def __init__(self, protocol_cls: type[LanguageServerProtocol] | None = None) -> None:
         super().__init__("trainlint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
-                         protocol_cls=protocol_cls or TrainlintProtocol)
+                         protocol_cls=protocol_cls or TrainlintProtocol,
+                         notebook_document_sync=lsp.NotebookDocumentSyncOptions(notebook_selector=[
+                             lsp.NotebookDocumentFilterWithNotebook(notebook="*", cells=[lsp.NotebookCellLanguage(language="python")])]))
         self.debounce = DEFAULT_DEBOUNCE
         self.max_chars = DEFAULT_MAX_CHARS
         #: uri → the last lint's findings (of the newest version linted so far)
         self.linted: dict[str, Linted] = {}
         #: uri → (the lint it was carried from, the carried-over lint of the current text)
         self.carried: dict[str, tuple[Linted, Linted]] = {}
+        #: notebook uri → the last lint of the open notebook (of the newest version linted so far)
+        self.notebooks: dict[str, NotebookLinted] = {}
+        #: notebook uri → the cells it has published diagnostics for (cleared when they leave)
+        self.published_cells: dict[str, set[str]] = {}
         self.pending: dict[str, asyncio.Task] = {}  # debounced lint runs
         self.inflight: dict[str, asyncio.Future] = {}  # lint jobs in the worker (one per document)
         self.waiters: dict[str, list[asyncio.Future]] = {}  # requests waiting for a document's first lint
@@ -405,6 +415,11 @@ class TrainlintServer(LanguageServer):
             if not self.is_open(uri):
                 log.warning("ignoring %s for %s: the document is not open", method, uri)
                 return
+        if method in (lsp.NOTEBOOK_DOCUMENT_DID_CHANGE, lsp.NOTEBOOK_DOCUMENT_DID_CLOSE):
+            uri = message.params.notebook_document.uri
+            if not self.is_notebook(uri):
+                log.warning("ignoring %s for %s: the notebook is not open", method, uri)
+                return
         self.protocol.handle_message(message)
 
     # -- linting -----------------------------------------------------------------------------
@@ -414,6 +429,38 @@ class TrainlintServer(LanguageServer):
             return unquote(uri) in self.workspace.text_documents
         except RuntimeError:  # not initialized
             return False
+
+    def is_notebook(self, uri: str) -> bool:
+        try:
+            return unquote(uri) in self.workspace.notebook_documents
+        except RuntimeError:  # not initialized
+            return False
+
+    def notebook_of(self, cell_uri: str) -> str | None:
+        """The uri of the open notebook a cell belongs to (synchronised as a notebook document)."""
+        try:
+            nb = self.workspace.get_notebook_document(cell_uri=cell_uri)
+        except RuntimeError:
+            return None
+        return nb.uri if nb is not None else None
+
+    def notebook_snapshot(self, uri: str) -> tuple[list[NotebookCell], str, str | None] | None:
+        """(the cells, display name, file path) of an open notebook, else None."""
+        try:
+            nb = self.workspace.get_notebook_document(notebook_uri=uri)
+        except RuntimeError:
+            return None
+        if nb is None:
+            return None
+        docs = self.workspace.text_documents
+        cells = []
+        for cell in nb.cells:
+            doc = docs.get(unquote(cell.document))
+            text = doc.source if doc is not None else ""
+            code = cell.kind == lsp.NotebookCellKind.Code and (doc is None or _is_python(cell.document, doc.language_id))
+            cells.append(NotebookCell(cell.document, code, text, doc.version if doc is not None else None))
+        path = _fs_path(uri)
+        return cells, path or uri, path
 
     def snapshot(self, uri: str) -> tuple[str, int | None, str, str | None] | None:
         """(text, version, display name, file path) of an open Python document, else None."""
@@ -449,16 +496,27 @@ class TrainlintServer(LanguageServer):
             inflight = self.inflight.get(uri)
             if inflight is not None:  # one job per document: the latest text goes next
                 await asyncio.wait([inflight])
-            snap = self.snapshot(uri)
-            if snap is None:
-                return
-            job = self.submit(uri, snap)
-            await asyncio.wait([job])
-            linted = self.linted.get(uri)
-            now = self.snapshot(uri)
-            if now is None or now[1] != snap[1] or linted is None or linted.version != snap[1]:
-                return  # closed, or edited meanwhile: a newer run is scheduled
-            self.publish(uri, linted)
+            if self.is_notebook(uri):
+                nb_snap = self.notebook_snapshot(uri)
+                if nb_snap is None:
+                    return
+                await asyncio.wait([self.submit_notebook(uri, nb_snap)])
+                nb_linted = self.notebooks.get(uri)
+                now_nb = self.notebook_snapshot(uri)
+                if now_nb is None or now_nb[0] != nb_snap[0] or nb_linted is None or nb_linted.cells != nb_snap[0]:
+                    return  # closed, or edited meanwhile: a newer run is scheduled
+                self.publish_notebook(uri, nb_linted)
+            else:
+                snap = self.snapshot(uri)
+                if snap is None:
+                    return
+                job = self.submit(uri, snap)
+                await asyncio.wait([job])
+                linted = self.linted.get(uri)
+                now = self.snapshot(uri)
+                if now is None or now[1] != snap[1] or linted is None or linted.version != snap[1]:
+                    return  # closed, or edited meanwhile: a newer run is scheduled
+                self.publish(uri, linted)
             if self.received - self.trimmed_at > 5000:  # after a burst of messages: give the peak back
                 self.trimmed_at = self.received
                 release_memory()
@@ -473,7 +531,36 @@ class TrainlintServer(LanguageServer):
     def submit(self, uri: str, snap: tuple[str, int | None, str, str | None]) -> asyncio.Future:
         """Send one version to the worker; when it is linted, it becomes the document's cache."""
         text, version, name, path = snap
-        job = asyncio.wrap_future(self.worker.call("lint", text, name, path, uri, self.max_chars, self._root()))
+
+        def store(result: LintResult) -> bool:
+            if not self.is_open(uri):
+                return False
+            self.linted[uri] = Linted(version, result.text, split_lines(result.text), result.findings,
+                                      result.seconds, source=text, fail_on=result.fail_on)
+            self.carried.pop(uri, None)
+            return True
+
+        return self._submit(uri, ("lint", text, name, path, uri, self.max_chars, self._root()), name, text, store)
+
+    def submit_notebook(self, uri: str, snap: tuple[list[NotebookCell], str, str | None]) -> asyncio.Future:
+        """Send one version of a notebook to the worker; when it is linted, it becomes its cache."""
+        cells, name, path = snap
+
+        def store(result: LintResult) -> bool:
+            if not self.is_notebook(uri):
+                return False
+            self.notebooks[uri] = NotebookLinted.from_result(cells, result)
+            return True
+
+        sources = [("code" if c.code else "markdown", c.text) for c in cells]
+        return self._submit(uri, ("lint_notebook", sources, name, path, uri, self.max_chars, self._root()), name, "",
+                            store)
+
+    def _submit(self, uri: str, job_args: tuple, name: str, text: str,
+                store: Callable[[LintResult], bool]) -> asyncio.Future:
+        """One lint job in the worker (one in flight per document); its result is ``store``d (False: the
+        document was closed meanwhile), then the requests waiting for it go on."""
+        job = asyncio.wrap_future(self.worker.call(*job_args))
         self.inflight[uri] = job
 
         def done(fut: asyncio.Future) -> None:
@@ -491,11 +578,8 @@ class TrainlintServer(LanguageServer):
                 return
             for message in result.messages:
                 self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
-            if not self.is_open(uri):
+            if not store(result):
                 return
-            self.linted[uri] = Linted(version, result.text, split_lines(result.text), result.findings,
-                                      result.seconds, source=text, fail_on=result.fail_on)
-            self.carried.pop(uri, None)
             for waiter in self.waiters.pop(uri, []):
                 if not waiter.done():
                     waiter.set_result(None)
@@ -507,6 +591,9 @@ class TrainlintServer(LanguageServer):
         """Findings for the document's text when the current request arrived, from the last lint
         (carried over to that text if they differ). Before the first lint, waits for it."""
         at = self.request_docs.pop(self.protocol.msg_id, None)
+        nb_uri = self.notebook_of(uri)
+        if nb_uri is not None:
+            return await self._cell_findings_now(nb_uri, uri, at)
         while True:
             snap = self.snapshot(uri)
             if snap is None:
@@ -531,10 +618,30 @@ class TrainlintServer(LanguageServer):
             self.waiters.setdefault(uri, []).append(waiter)
             await waiter
 
+    async def _cell_findings_now(self, nb_uri: str, uri: str, at: tuple[str, int | None] | None) -> Linted | None:
+        """A notebook cell's findings, from the last lint of the notebook where the cell's text is the
+        one of the request (edits in other cells do not move this cell's rows). Else waits for the lint
+        of the current text."""
+        while True:
+            snap = self.snapshot(uri)
+            if snap is None or self.notebook_of(uri) != nb_uri:
+                return None
+            if at is not None and snap[0] != at[0]:
+                return None  # a request about a cell's outdated text: nothing to answer it from
+            nb_linted = self.notebooks.get(nb_uri)
+            found = nb_linted.find(uri) if nb_linted is not None else None
+            if found is not None and found[1].source == snap[0]:
+                return found[1]
+            if nb_uri not in self.pending and nb_uri not in self.inflight:
+                self.schedule(nb_uri, delay=0.0)
+            waiter = asyncio.get_running_loop().create_future()
+            self.waiters.setdefault(nb_uri, []).append(waiter)
+            await waiter
+
     def config_changed(self) -> None:
         self.worker.call("forget", None)
         self.local.forget(None)
-        for uri in list(self.linted):
+        for uri in [*self.linted, *self.notebooks]:
             self.schedule(uri, delay=0.0)
 
     def publish(self, uri: str, linted: Linted) -> None:
@@ -542,17 +649,30 @@ class TrainlintServer(LanguageServer):
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=linted.version))
 
+    def publish_notebook(self, uri: str, nb_linted: NotebookLinted) -> None:
+        """Each code cell's diagnostics; cells that left the notebook (or stopped being code) are cleared."""
+        before = self.published_cells.get(uri, set())
+        for cell_uri, linted in nb_linted.by_cell.items():
+            self.publish(cell_uri, linted)
+        for cell_uri in before - nb_linted.by_cell.keys():
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=cell_uri, diagnostics=[]))
+        self.published_cells[uri] = set(nb_linted.by_cell)
+
     def clear(self, uri: str) -> None:
+        """A closed document (or notebook: its cells) loses its state and its diagnostics."""
         task = self.pending.pop(uri, None)
         if task is not None:
             task.cancel()
         self.linted.pop(uri, None)
         self.carried.pop(uri, None)
+        self.notebooks.pop(uri, None)
         for waiter in self.waiters.pop(uri, []):
             if not waiter.done():
                 waiter.set_result(None)
         self.worker.call("forget", uri)
-        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        cells = self.published_cells.pop(uri, None)
+        for cleared in cells if cells is not None else [uri]:
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=cleared, diagnostics=[]))
         if self._trim is not None:
             self._trim.cancel()
         self._trim = asyncio.get_running_loop().call_later(0.5, self._release)
@@ -668,6 +788,44 @@ def fix_edits(server: TrainlintServer, uri: str, linted: Linted, new: str) -> li
     return minimal_edit(server, old, new)
 
 
+def fix_changes(server: TrainlintServer, uri: str, linted: Linted, i: int) -> dict[str, list[lsp.TextEdit]] | None:
+    """The edits of the fix of ``linted.findings[i]`` (whole), by document; None when it cannot apply."""
+    f = linted.findings[i]
+    if f.fix is None:
+        return None
+    if linted.notebook is not None and linted.virtual is not None:
+        return notebook_changes(server, linted.notebook, [linted.virtual[i]], unsafe=True)
+    fixed, applied = apply_fixes(linted.text, [f], unsafe=True)
+    return {uri: fix_edits(server, uri, linted, fixed)} if applied else None
+
+
+def notebook_changes(server: TrainlintServer, nb_linted: NotebookLinted, findings: list[Finding],
+                     unsafe: bool) -> dict[str, list[lsp.TextEdit]] | None:
+    """The fixes of ``findings`` (in the notebook's virtual module) applied in one pass, as edits of the
+    cells they change (a fix may add an import to another cell). None when nothing applies, or when a
+    cell it changes was edited since the lint (its edit would undo that)."""
+    from trainlint.notebook import NotebookError
+
+    nb = nb_linted.notebook
+    if nb is None:
+        return None
+    new, applied = apply_fixes(nb.source, findings, unsafe)
+    if not applied:
+        return None
+    try:
+        sources = nb.cell_sources(new)
+    except NotebookError:
+        return None
+    changes: dict[str, list[lsp.TextEdit]] = {}
+    for index, (text, _) in sources.items():
+        cell = nb_linted.cells[index - 1]
+        now = server.snapshot(cell.uri)
+        if now is None or now[0] != cell.text:
+            return None
+        changes[cell.uri] = minimal_edit(server, cell.text, text)
+    return changes or None
+
+
 def minimal_edit(server: TrainlintServer, old: str, new: str) -> list[lsp.TextEdit]:
     """One edit replacing only the lines that differ between ``old`` and ``new``."""
     if old == new:
@@ -727,6 +885,9 @@ def create_server(protocol_cls: type[LanguageServerProtocol] | None = None) -> T
             ls.debounce = opts["debounce"] / 1000.0
         if isinstance(opts.get("maxChars"), int) and opts["maxChars"] > 0:
             ls.max_chars = opts["maxChars"]
+        if isinstance(opts.get("settings"), dict):
+            ls.worker.call("configure", opts["settings"])
+            ls.local.configure(opts["settings"])
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: TrainlintServer, params: lsp.InitializedParams) -> None:
@@ -766,6 +927,20 @@ def create_server(protocol_cls: type[LanguageServerProtocol] | None = None) -> T
     def did_close(ls: TrainlintServer, params: lsp.DidCloseTextDocumentParams) -> None:
         ls.clear(params.text_document.uri)
 
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_did_open(ls: TrainlintServer, params: lsp.DidOpenNotebookDocumentParams) -> None:
+        uri = params.notebook_document.uri
+        ls.notebooks.pop(uri, None)
+        ls.schedule(uri, delay=0.0)
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_did_change(ls: TrainlintServer, params: lsp.DidChangeNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri)
+
+    @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_did_close(ls: TrainlintServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
+        ls.clear(params.notebook_document.uri)
+
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: TrainlintServer, params: lsp.DidChangeWatchedFilesParams) -> None:
         if any(c.uri.endswith("pyproject.toml") for c in params.changes):
@@ -793,7 +968,8 @@ def create_server(protocol_cls: type[LanguageServerProtocol] | None = None) -> T
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)))
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
-        code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.SourceFixAll, FIX_ALL_KIND]))
+        code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.SourceFixAll, FIX_ALL_KIND,
+                           "notebook.source.fixAll", NOTEBOOK_FIX_ALL_KIND]))
     async def code_action(ls: TrainlintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
         uri = params.text_document.uri
         linted = await ls.findings_now(uri)
@@ -802,22 +978,23 @@ def create_server(protocol_cls: type[LanguageServerProtocol] | None = None) -> T
         only = params.context.only
         want_quickfix = not only or any(lsp.CodeActionKind.QuickFix.startswith(k) or k == "quickfix" for k in only)
         want_fix_all = only is not None and any(FIX_ALL_KIND.startswith(k) for k in only if k)
+        nb_linted = linted.notebook
         actions: list[lsp.CodeAction] = []
         if want_quickfix:
-            for f in linted.findings:
+            for i, f in enumerate(linted.findings):
                 r = ls.range(linted.lines, f.start, f.end)
                 if not _overlaps(r.start, r.end, params.range):
                     continue
                 diag = ls.diagnostic(f, linted)
-                fixed, applied = apply_fixes(linted.text, [f], unsafe=True)
-                if f.fix is not None and applied:
+                changes = fix_changes(ls, uri, linted, i)
+                if f.fix is not None and changes is not None:
                     safe = f.fix.applicability == Applicability.SAFE
                     actions.append(lsp.CodeAction(
                         title=f"Fix {f.code}: {f.fix.message} ({'safe' if safe else 'unsafe'} fix)",
                         kind=lsp.CodeActionKind.QuickFix,
                         diagnostics=[diag],
                         is_preferred=safe,
-                        edit=lsp.WorkspaceEdit(changes={uri: fix_edits(ls, uri, linted, fixed)}),
+                        edit=lsp.WorkspaceEdit(changes=changes),
                     ))
                 if not f.code.startswith("TL00"):
                     edit = noqa_edit(ls, linted.lines, f.start.row, f.code)
@@ -829,7 +1006,22 @@ def create_server(protocol_cls: type[LanguageServerProtocol] | None = None) -> T
                             edit=lsp.WorkspaceEdit(changes={uri: [edit]}),
                         ))
         safe_fixable = any(f.fix is not None and f.fix.applicability == Applicability.SAFE for f in linted.findings)
-        if want_fix_all or (not only and safe_fixable):
+        if nb_linted is not None:
+            # in a notebook: fix all in this cell (FIX_ALL_KIND, run per cell by `notebook.codeActionsOnSave`), and in
+            # the whole notebook (NOTEBOOK_FIX_ALL_KIND)
+            want_nb_fix_all = only is not None and any(NOTEBOOK_FIX_ALL_KIND.startswith(k) for k in only if k)
+            found = nb_linted.find(uri)
+            in_cell = [f for f in nb_linted.findings if found is not None and nb_linted.cell_of(f) == found[0]]
+            if want_fix_all or (not only and safe_fixable):
+                actions.append(lsp.CodeAction(
+                    title="trainlint: fix all safe fixes in the cell", kind=FIX_ALL_KIND,
+                    edit=lsp.WorkspaceEdit(changes=notebook_changes(ls, nb_linted, in_cell, unsafe=False) or {})))
+            if want_nb_fix_all or (not only and safe_fixable):
+                actions.append(lsp.CodeAction(
+                    title="trainlint: fix all safe fixes in the notebook", kind=NOTEBOOK_FIX_ALL_KIND,
+                    edit=lsp.WorkspaceEdit(changes=notebook_changes(ls, nb_linted, nb_linted.findings, unsafe=False)
+                                           or {})))
+        elif want_fix_all or (not only and safe_fixable):
             actions.append(lsp.CodeAction(
                 title="trainlint: fix all safe fixes in the file",
                 kind=FIX_ALL_KIND,

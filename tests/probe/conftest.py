@@ -29,7 +29,8 @@ def tiny_torch(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def tiny_env(tiny_torch, monkeypatch) -> Path:
-    """The env vars the probe test scripts read: TINY_CKPT, TINY_CSV (inherited by the probe child)."""
+    """The env vars the probe test scripts read: TINY_CKPT, TINY_CSV, TINY_VAL_CSV (inherited by the probe child)."""
     monkeypatch.setenv("TINY_CKPT", str(tiny_torch / "bert"))
     monkeypatch.setenv("TINY_CSV", str(tiny_torch / "mnli.csv"))
+    monkeypatch.setenv("TINY_VAL_CSV", str(tiny_torch / "mnli_val.csv"))
     return tiny_torch

@@ -402,6 +402,15 @@ def test_keras_mirrored_strategy_over_two_gpus_all_clear(tmp_path):
 
 @pytest.mark.keras
 @pytest.mark.probe
+def test_keras_mirrored_strategy_lazily_built_model_all_clear(tmp_path):
+    """No Input: the model creates its variables at its first call, which the probe makes; inside the
+    strategy's scope, as fit makes it (outside, the optimizer refuses them: a false TL707)."""
+    report = probe(tmp_path, MIRRORED, ("        tf.keras.layers.Input(shape=(28, 28, 1)),\n", ""), python=keras_python())
+    assert_all_clear(report)
+
+
+@pytest.mark.keras
+@pytest.mark.probe
 def test_keras_mirrored_strategy_lr_zero_is_tl506(tmp_path):
     report = probe(tmp_path, MIRRORED, ("learning_rate=1e-3)", "learning_rate=0.0)"), python=keras_python())
     confirmed(report, "TL506")

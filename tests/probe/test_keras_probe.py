@@ -427,6 +427,21 @@ def test_gradient_tape_loop_weights_must_move(kpy: str, tmp_path: Path, fixed: b
     assert report.outcome == "reached-training", explain(report)
 
 
+@keras_probe
+@pytest.mark.parametrize("traced", [False, True])
+def test_gradient_tape_loop_softmax_into_a_logits_loss_is_tl403(kpy: str, tmp_path: Path, traced: bool):
+    """A custom training step's loss_fn(from_logits=True) given a softmax layer's output: found by the run
+    (the traced Softmax op, or eager rows that sum to 1), not left "not reached"."""
+    text = TAPE_LOOP.replace("keras.layers.Dense(2)]", 'keras.layers.Dense(2, activation="softmax")]')
+    report, by_code = probe(tmp_path, kpy, text, args=["--fixed"] + (["--traced"] if traced else []))
+    f = by_code.get("TL403")
+    assert f is not None and f.probe.status is ProbeStatus.CONFIRMED, explain(report)
+    assert ("traced op" in f.probe.evidence and "Softmax" in f.probe.evidence) if traced \
+        else "sum to 1" in f.probe.evidence, explain(report)
+    if not traced:
+        assert f.start.row == line_of(text, "loss = loss_fn(y, model(x, training=True))"), explain(report)
+
+
 # ---------------------------------------------------------------- through the CLI
 
 

@@ -54,14 +54,20 @@ def test_no_code_is_written_outside_the_checks():
 
 
 def test_probe_codes_equal_the_rules_that_declare_a_probe():
-    """The codes the probe can confirm are exactly the codes whose Rule says what the probe does; a code
-    a check can only leave open is a rule's."""
+    """The codes the probe can confirm are exactly the codes whose Rule says what the probe does, or
+    codes reserved for a class of bugs whose static rule is not written yet (the probe finds them on its
+    own); a code a check can only leave open is a rule's."""
+    import tomllib
+
     from trainlint.rule import all_rules
 
     rules = all_rules()
+    reserved = {c["code"] for c in tomllib.loads(
+        (SRC.parent / "benchmarks" / "buggy" / "uncovered.toml").read_text(encoding="utf-8"))["code"]}
     with_probe = {code for code, rule in rules.items() if rule.probe}
     declared = registry.declared_codes()
-    assert not declared - with_probe, f"reported by the probe, no `probe` in their Rule: {sorted(declared - with_probe)}"
+    assert not declared - with_probe - reserved, \
+        f"reported by the probe, no `probe` in their Rule: {sorted(declared - with_probe - reserved)}"
     assert not with_probe - declared, f"a `probe` in their Rule, never reported: {sorted(with_probe - declared)}"
     open_only = {code for c in registry.all_checks() for code in c.cannot_confirm}
     assert open_only <= set(rules), sorted(open_only - set(rules))

@@ -25,6 +25,8 @@ EVENTS = [
     protocol.Hello("3.11.7", "CPython", protocol.PROTOCOL_VERSION),
     protocol.Versions({"torch": "2.13.0"}),
     protocol.Phase("batching"),
+    protocol.Progress("reached", "trainer.train()", 42),
+    protocol.Missing(("datasets",), 3),
     protocol.Finding("TL106", "labels out of range", "2×400", 12, ("TL301",), "error"),
     protocol.Checked(("TL201", "TL207")),
     protocol.Incomplete("weights move", "no optimizer step observed", ("TL506",)),

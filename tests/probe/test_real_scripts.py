@@ -1,8 +1,9 @@
-"""The probe on real public training scripts of six shapes (tests/data/probe_real/).
+"""The probe on real public training scripts of eleven shapes (tests/data/probe_real/).
 
 Each script there is our own transcription of a public script it names in its header (transformers'
 run_glue.py, run_glue_no_trainer.py, run_clm_no_trainer.py and TF run_text_classification.py,
-accelerate's nlp_example.py, keras-io's text_classification_from_scratch.py): same structure, API calls,
+accelerate's nlp_example.py, keras-io's text_classification_from_scratch.py, trl's sft.py, run_ner.py,
+peft's LoRA sequence-classification example, pytorch/examples' mnist/main.py, Lightning's backbone_image_classifier.py): same structure, API calls,
 argument parsing and data flow, shortened and pointed at the tiny local fixtures by command-line
 arguments or environment variables, as a user would run the real one. Each correct script must be all
 clear; each injected bug (a small text substitution, named after the real failure it reproduces) must
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from support import need_modules
 from trainlint.findings import ProbeStatus
 from trainlint.probe import ProbeOptions, run_probe
 
@@ -34,11 +36,13 @@ def variant(name: str, *replacements: tuple[str, str]) -> str:
     return source
 
 
-def probe(tmp_path: Path, name: str, replacements=(), args: tuple[str, ...] = (), python: str | None = None):
+def probe(tmp_path: Path, name: str, replacements=(), args: tuple[str, ...] = (), python: str | None = None,
+          overfit: int = 0):
     text = variant(name, *replacements)
     script = tmp_path / name
     script.write_text(text, encoding="utf-8")
-    report = run_probe(script, [], ProbeOptions(python=python, timeout=TIMEOUT, verbose=True, script_args=args))
+    report = run_probe(script, [], ProbeOptions(python=python, timeout=TIMEOUT, verbose=True, script_args=args,
+                                                overfit=overfit))
     assert report.outcome != "timeout", explain(report)
     return report, text
 
@@ -78,10 +82,15 @@ def assert_confirmed(report, text: str, code: str, at: str, *words: str):
 
 def glue_args(tiny: Path) -> tuple[str, ...]:
     return ("--model_name_or_path", str(tiny / "bert"), "--train_file", str(tiny / "mnli.csv"),
-            "--validation_file", str(tiny / "mnli.csv"), "--output_dir", "out/glue")
+            "--validation_file", str(tiny / "mnli_val.csv"), "--output_dir", "out/glue")
 
 
 RUN_GLUE = "run_glue.py"
+SFT = "sft.py"
+RUN_NER = "run_ner.py"
+PEFT = "peft_lora_seq_cls.py"
+MNIST = "mnist_main.py"
+LIGHTNING = "lit_image_classifier.py"
 GLUE_TRAINER_ARGS = ("--do_train", "--do_eval", "--max_seq_length", "64", "--per_device_train_batch_size", "16",
                      "--num_train_epochs", "1", "--report_to", "none")
 
@@ -90,7 +99,8 @@ TORCH_BUGS = [
     # forum: "ValueError: expected sequence of length .. at dim 1" after switching to dynamic padding
     # while keeping default_data_collator
     ("run_glue-dynamic-padding-default-collator", RUN_GLUE,
-     [('        padding = "max_length"', "        padding = False")], "TL201", "= trainer.train(", ("lengths",)),
+     [('        padding = "max_length"', "        padding = False")], "TL201", "data_collator = default_data_collator",
+     ("lengths",)),
     # num_labels left out of AutoConfig: a 2-way head for 3 classes; the script then writes a 3-entry
     # id2label on the config, so only the head's width tells the truth
     ("run_glue-num-labels-dropped", RUN_GLUE,
@@ -118,6 +128,36 @@ TORCH_BUGS = [
     ("run_clm_no_trainer-group-texts-skipped", "run_clm_no_trainer.py",
      [('    train_dataset = lm_datasets["train"]', '    train_dataset = tokenized_datasets["train"]')], "TL201",
      "for step, batch in enumerate(train_dataloader):", ("different lengths",)),
+    # the sequence-classification collator kept for token classification: it pads input_ids, not the
+    # per-token labels (found at the collator's line, on the labels column)
+    ("run_ner-padding-collator-for-token-labels", RUN_NER,
+     [("    DataCollatorForTokenClassification,\n", "    DataCollatorWithPadding,\n"),
+      ("data_collator = DataCollatorForTokenClassification(", "data_collator = DataCollatorWithPadding(")],
+     "TL201", "data_collator = DataCollatorWithPadding(", ("`labels`", "DataCollatorForTokenClassification")),
+    ("run_ner-num-labels-dropped", RUN_NER, [("        num_labels=num_labels,\n", "")], "TL106",
+     "= trainer.train(", ("out of bounds",)),
+    # the optimizer made before get_peft_model: it holds the base weights peft froze, not the adapters
+    ("peft-optimizer-before-get-peft-model", PEFT,
+     [("model = get_peft_model(model, peft_config)\nmodel.print_trainable_parameters()\n\n"
+       "optimizer = AdamW(params=model.parameters(), lr=lr)\n",
+       "optimizer = AdamW(params=model.parameters(), lr=lr)\nmodel = get_peft_model(model, peft_config)\n"
+       "model.print_trainable_parameters()\n")],
+     "TL504", "optimizer = AdamW(params=model.parameters(), lr=lr)",
+     ("no .grad", "PeftModelForSequenceClassification")),
+    ("peft-num-labels-dropped", PEFT, [("num_labels=3, ", "")], "TL106", "        outputs = model(**batch)",
+     ("out of bounds",)),
+    # softmax kept from inference code: nll_loss on probabilities is -p
+    ("mnist-softmax-into-nll-loss", MNIST, [("output = F.log_softmax(x, dim=1)", "output = F.softmax(x, dim=1)")],
+     "TL403", "output = F.softmax(x, dim=1)", ("SoftmaxBackward0", "between -1 and 0")),
+    ("mnist-log-softmax-dropped", MNIST, [("output = F.log_softmax(x, dim=1)", "output = x")],
+     "TL409", "loss = F.nll_loss(output, target)", ("logsumexp",)),
+    # the LightningModule's forward made for predictions returns probabilities; training_step takes them
+    ("lightning-softmax-in-forward", LIGHTNING,
+     [("        return self.backbone(x)", "        return F.softmax(self.backbone(x), dim=-1)")],
+     "TL403", "return F.softmax(self.backbone(x), dim=-1)", ("applied at lit_image_classifier.py:", "ln(1 + 9/e)")),
+    ("lightning-learning-rate-zero", LIGHTNING, [('"--learning_rate", type=float, default=0.0001',
+                                                  '"--learning_rate", type=float, default=0.0')],
+     "TL506", "trainer.fit(model, datamodule=datamodule)", ("lr=0",)),
     ("run_clm_no_trainer-zero-grad-forgotten", "run_clm_no_trainer.py",
      [("                lr_scheduler.step()\n                optimizer.zero_grad()\n", "                lr_scheduler.step()\n")],
      "TL701", "accelerator.backward(loss)", ("still hold step 1's gradients",)),
@@ -132,14 +172,41 @@ def torch_args(name: str, tiny: Path) -> tuple[str, ...]:
     if name == "run_clm_no_trainer.py":
         return ("--model_name_or_path", str(tiny / "bert"), "--train_file", str(tiny / "mnli.csv"),
                 "--output_dir", "out/clm", "--block_size", "32", "--per_device_train_batch_size", "8")
+    if name == RUN_NER:
+        return ("--model_name_or_path", str(tiny / "bert"), "--train_file", str(tiny / "ner.json"),
+                "--validation_file", str(tiny / "ner.json"), "--do_train", "--do_eval", "--output_dir", "out/ner",
+                "--per_device_train_batch_size", "8", "--report_to", "none")
+    if name == PEFT:
+        return (str(tiny / "bert"), str(tiny / "mnli.csv"))
+    if name == MNIST:
+        return ("--epochs", "1")
+    if name == LIGHTNING:
+        return ("--max_epochs", "1")
+    if name == SFT:
+        return ("--model_name_or_path", str(tiny / "gpt2"), "--dataset_name", str(tiny / "text"),
+                "--output_dir", "out/sft", "--per_device_train_batch_size", "4", "--max_length", "64",
+                "--eos_token", "[SEP]")
     return ()
 
 
+#: the Python modules a script needs beyond torch, transformers and datasets
+NEEDS = {SFT: ("trl",), PEFT: ("peft",), LIGHTNING: ("lightning",)}
+
+
 @pytest.mark.probe
-@pytest.mark.parametrize("name", [RUN_GLUE, "nlp_example.py", "run_glue_no_trainer.py", "run_clm_no_trainer.py"])
+@pytest.mark.parametrize("name", [RUN_GLUE, "nlp_example.py", "run_glue_no_trainer.py", "run_clm_no_trainer.py", SFT,
+                                  RUN_NER, PEFT, MNIST, LIGHTNING])
 def test_correct_torch_script_is_all_clear(tiny_env, tmp_path, name):
+    need_modules(*NEEDS.get(name, ()))
     report, _ = probe(tmp_path, name, args=torch_args(name, tiny_env))
     assert_all_clear(report)
+    if name == SFT:
+        # SFTConfig's bf16=True, turned off before TrainingArguments validates it; the loss of a fresh
+        # language model is compared with ln(vocabulary), not ln(num_labels)
+        assert any("bf16=True: bf16 emulated in float32 on CPU" in n for n in report.notes), explain(report)
+    if name == LIGHTNING:
+        # lightning_logs/ and its checkpoints in the working directory, redirected like --output_dir
+        assert any("Lightning output redirected" in n and "default_root_dir" in n for n in report.notes), explain(report)
     if "--output_dir" in torch_args(name, tiny_env) and name != RUN_GLUE:
         # the script's own os.makedirs(args.output_dir) runs in the read-only sandbox
         assert any("output options redirected" in n and "--output_dir out/" in n for n in report.notes), explain(report)
@@ -149,6 +216,7 @@ def test_correct_torch_script_is_all_clear(tiny_env, tmp_path, name):
 @pytest.mark.parametrize(("name", "replacements", "code", "at", "words"),
                          [pytest.param(*case[1:], id=case[0]) for case in TORCH_BUGS])
 def test_injected_torch_bug_is_confirmed(tiny_env, tmp_path, name, replacements, code, at, words):
+    need_modules(*NEEDS.get(name, ()))
     report, text = probe(tmp_path, name, replacements, args=torch_args(name, tiny_env))
     f = assert_confirmed(report, text, code, at, *words)
     if code == "TL201" and name == RUN_GLUE:
@@ -181,6 +249,7 @@ def tf_tiny(tmp_path_factory) -> Path:
     from fixtures import tiny_torch  # pure Python CSV writer
 
     tiny_torch.write_csv(out / "mnli.csv", 300)
+    tiny_torch.write_csv(out / "mnli_val.csv", 80, seed=1)
     return out
 
 
@@ -211,7 +280,7 @@ KERAS_SCRIPT = "text_classification_from_scratch.py"
 
 def tf_args(tiny: Path) -> tuple[str, ...]:
     return ("--model_name_or_path", str(tiny / "bert"), "--tokenizer_name", str(tiny / "tokenizer"),
-            "--train_file", str(tiny / "mnli.csv"), "--validation_file", str(tiny / "mnli.csv"), "--do_train",
+            "--train_file", str(tiny / "mnli.csv"), "--validation_file", str(tiny / "mnli_val.csv"), "--do_train",
             "--do_eval", "--output_dir", "out/tf", "--max_seq_length", "48", "--per_device_train_batch_size", "16",
             "--num_train_epochs", "1")
 
@@ -262,6 +331,18 @@ def test_injected_keras_bug_is_confirmed(tf_tiny, imdb_dir, monkeypatch, tmp_pat
     report, text = probe(tmp_path, name, replacements, args=tf_args(tf_tiny) if name == TF_SCRIPT else (),
                          python=keras_python())
     assert_confirmed(report, text, code, at, *words)
+
+
+@pytest.mark.keras
+@pytest.mark.probe
+def test_overfit_at_the_scripts_fine_tuning_rate_is_no_false_tl706(tf_tiny, tmp_path):
+    """--overfit 20 on the correct script: PolynomialDecay from 5e-5 leaves a tiny random model's loss flat in
+    20 steps; the same batch from the same weights with Adam at the reference rate decides (not TL706)."""
+    report, _ = probe(tmp_path, TF_SCRIPT, args=tf_args(tf_tiny), python=keras_python(), overfit=20)
+    assert report.outcome == "reached-training", explain(report)
+    assert not [f for f in report.findings if f.code == "TL706"], explain(report)
+    said = report.notes + report.incomplete
+    assert any("Adam(lr=0.001) from the same initial weights" in t for t in said), explain(report)
 
 
 # ---------------------------------------------------------------- writes outside the sandbox's temp dir

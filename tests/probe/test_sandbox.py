@@ -200,6 +200,53 @@ def test_unix_socket_outside_is_unreachable(sandbox, tmp_path):
     assert tries["loopback"] == "ok", tries
 
 
+READS = """\
+import json, os, pathlib
+
+here = os.path.dirname(os.path.abspath(__file__))
+home = pathlib.Path(os.path.expanduser("~"))
+tries = {}
+
+def attempt(name, fn):
+    try:
+        tries[name] = fn()
+    except OSError as exc:
+        tries[name] = type(exc).__name__
+
+attempt("beside", lambda: open(os.path.join(here, "../data/train.csv")).read())
+attempt("write_beside", lambda: open(os.path.join(here, "../data/new.csv"), "w").write("x") and "wrote")
+attempt("home_data", lambda: (home / "datasets" / "a.txt").read_text())
+attempt("home_dot", lambda: (home / ".ssh" / "id_rsa").read_text())
+attempt("named_hidden", lambda: (home / "datasets" / "private" / "key.txt").read_text())
+raise SystemExit(json.dumps(tries))
+"""
+
+
+def test_reads_where_the_user_reads_writes_only_to_the_temp_dir(sandbox, tmp_path, monkeypatch):
+    """A script without a project marker reads ../data beside it and the data under $HOME (read-only);
+    $HOME's dot entries and what the user names hidden stay private."""
+    scripts, data = tmp_path / "proj" / "scripts", tmp_path / "proj" / "data"
+    scripts.mkdir(parents=True)
+    data.mkdir()
+    (data / "train.csv").write_text("text,label")
+    home = tmp_path / "home"
+    (home / "datasets" / "private").mkdir(parents=True)
+    (home / "datasets" / "a.txt").write_text("home data")
+    (home / "datasets" / "private" / "key.txt").write_text("secret")
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_rsa").write_text("secret")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("TRAINLINT_PROBE_HIDE", str(home / "datasets" / "private"))
+    script = scripts / "train.py"
+    script.write_text(READS, encoding="utf-8")
+    monkeypatch.chdir(scripts)
+    tries = said(probe(script))
+    assert tries["beside"] == "text,label" and tries["home_data"] == "home data", tries
+    assert not (data / "new.csv").exists(), tries  # a write lands in the sandbox's private places, never here
+    assert tries["home_dot"] in ("FileNotFoundError", "PermissionError"), tries
+    assert tries["named_hidden"] in ("FileNotFoundError", "PermissionError"), tries
+
+
 def test_not_isolated_says_what_could_be_written(tmp_path, monkeypatch):
     monkeypatch.setenv("TRAINLINT_PROBE_SANDBOX", "none")
     script = project_with(tmp_path, "open(__file__ + '.out', 'w').write('x')\nraise SystemExit(0)\n")

@@ -59,11 +59,13 @@ def bert(num_labels=3, **kw):
     return BertForSequenceClassification(config)
 
 
-def dataset(n=16, labels=None, extra=None):
+def dataset(n=16, labels=None, extra=None, length=8):
+    """``n`` examples; an evaluation set takes another ``length`` than the training set: other examples
+    (evaluating on the training examples is TL608)."""
     from datasets import Dataset
 
     labels = labels if labels is not None else [i % 3 for i in range(n)]
-    data = {"input_ids": [[2] + [5 + (i + j) % 40 for j in range(8)] + [3] for i in range(n)], "label": labels}
+    data = {"input_ids": [[2] + [5 + (i + j) % 40 for j in range(length)] + [3] for i in range(n)], "label": labels}
     data.update(extra or {})
     return Dataset.from_dict(data)
 
@@ -90,7 +92,7 @@ def test_healthy_trainer_is_clear(torch_stack, tmp_path):
     def compute_metrics(p):
         return {"accuracy": float((p.predictions.argmax(-1) == p.label_ids).mean())}
 
-    h = run(trainer(tmp_path, eval_ds=dataset(8), compute_metrics=compute_metrics))
+    h = run(trainer(tmp_path, eval_ds=dataset(8, length=7), compute_metrics=compute_metrics))
     assert findings(h) == []
     assert {"TL101", "TL106", "TL301", "TL201", "TL207", "TL305", "TL308", "TL405", "TL406", "TL407", "TL504",
             "TL506", "TL601", "TL602", "TL607", "TL606"} <= checked(h)
@@ -152,6 +154,39 @@ def test_initial_loss_far_above_ln_num_labels(torch_stack, tmp_path):
     assert "TL407" in codes(h) and "ln(3)" in findings(h)[0][1]
 
 
+def causal_lm(vocab_size=60):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    import torch
+
+    torch.manual_seed(0)
+    return GPT2LMHeadModel(GPT2Config(n_embd=32, n_layer=1, n_head=2, vocab_size=vocab_size, n_positions=32))
+
+
+def lm_dataset(n=16):
+    from datasets import Dataset
+
+    ids = [[2] + [5 + (i + j) % 40 for j in range(8)] + [3] for i in range(n)]
+    return Dataset.from_dict({"input_ids": ids, "labels": ids})
+
+
+def test_initial_loss_of_a_language_model_is_chance_over_its_vocabulary(torch_stack, tmp_path):
+    """A fresh causal LM starts at ln(vocabulary) (4.09 here), not ln(num_labels=2): no TL407."""
+    h = run(trainer(tmp_path, model=causal_lm(), train=lm_dataset()))
+    assert "TL407" not in codes(h) and "TL407" in checked(h), findings(h)
+
+
+def test_initial_loss_of_a_language_model_far_above_its_vocabulary(torch_stack, tmp_path):
+    import torch
+
+    def summed(outputs, labels, num_items_in_batch=None):
+        logits = outputs["logits"][:, :-1].flatten(0, 1)
+        return torch.nn.functional.cross_entropy(logits, labels[:, 1:].flatten(), reduction="sum")
+
+    h = run(trainer(tmp_path, model=causal_lm(), train=lm_dataset(), compute_loss_func=summed))
+    assert "TL407" in codes(h) and "vocabulary of 60 tokens" in findings(h)[0][1], findings(h)
+
+
 def test_optimizer_on_replaced_model_and_zero_learning_rate(torch_stack, tmp_path):
     import torch
 
@@ -189,7 +224,7 @@ def test_evaluation_failures(torch_stack, tmp_path, kind, code):
         kw["preprocess_logits_for_metrics"] = lambda logits, labels: None
     if kind == "best-metric":
         kw["metric_for_best_model"] = "f1"
-    h = run(trainer(tmp_path, eval_ds=dataset(8), **kw))
+    h = run(trainer(tmp_path, eval_ds=dataset(8, length=7), **kw))
     assert codes(h) == [code], findings(h)
 
 
@@ -306,6 +341,27 @@ def test_a_plateau_on_a_random_tiny_model_is_a_note_not_tl706(torch_stack):
     h = recording_harness()
     report_overfit(h, flat, optimizer, "--overfit 10: one batch", 3)
     assert codes(h) == ["TL706"] and "lr=0.0001" in findings(h)[0][1]
+
+
+def test_a_plateau_at_a_fine_tuning_rate_is_judged_against_a_reference_run(torch_stack, tmp_path):
+    """10 steps at lr=1e-7 leave the loss flat: that proves nothing about the pipeline. From the same
+    weights, Adam at the reference rate moves it: no TL706 (the pipeline learns, or the probe cannot tell)."""
+    h = run(trainer(tmp_path, learning_rate=1e-7), overfit=10)
+    assert "TL706" not in codes(h), findings(h)
+    said = notes(h) + [e.reason for e in h.events if isinstance(e, protocol.Incomplete)]
+    assert any("Adam(lr=0.001) from the same initial weights" in t for t in said), said
+
+
+def test_a_plateau_at_any_rate_is_tl706_with_the_reference_run(torch_stack, tmp_path):
+    """A loss the weights cannot move (the logits zeroed): flat at the script's rate and at the reference's."""
+    import torch
+
+    def zeroed(outputs, labels, num_items_in_batch=None):
+        return torch.nn.functional.cross_entropy(outputs["logits"] * 0, labels)
+
+    h = run(trainer(tmp_path, learning_rate=5e-3, compute_loss_func=zeroed), overfit=10)
+    assert "TL706" in codes(h), findings(h)  # (TL506 too: one step moved nothing)
+    assert "flat as well" in next(m for c, m, _ in findings(h) if c == "TL706"), findings(h)
 
 
 def test_a_batch_without_labels_names_the_batch_keys(torch_stack, tmp_path):

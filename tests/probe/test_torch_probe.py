@@ -35,7 +35,7 @@ from transformers import (
 )
 
 CKPT = os.environ["TINY_CKPT"]
-raw_datasets = load_dataset("csv", data_files={"train": os.environ["TINY_CSV"], "validation": os.environ["TINY_CSV"]})
+raw_datasets = load_dataset("csv", data_files={"train": os.environ["TINY_CSV"], "validation": os.environ["TINY_VAL_CSV"]})
 tokenizer = AutoTokenizer.from_pretrained(CKPT)
 
 
@@ -157,10 +157,10 @@ def test_missing_num_labels_confirmed_over_whole_label_column(tiny_env, tmp_path
     report = probe(script, [static(script, "TL301", line_of(source, "AutoModelForSequenceClassification.from_pretrained"))])
     [f] = by_code(report, "TL301")
     assert f.probe.status is ProbeStatus.CONFIRMED, explain(report)
-    # Whole column (600 rows per split, before the 256-row cut), offending values and counts.
-    assert "1200 rows" in f.probe.evidence
-    assert "0×400, 1×400, 2×400" in f.probe.evidence
-    assert "num_labels = 2" in f.probe.evidence and "out of range: 2×400" in f.probe.evidence
+    # Whole column (600 training rows and 120 validation rows, before the 256-row cut), offending values and counts.
+    assert "720 rows" in f.probe.evidence
+    assert "0×240, 1×240, 2×240" in f.probe.evidence
+    assert "num_labels = 2" in f.probe.evidence and "out of range: 2×240" in f.probe.evidence
     # The same observation is not reported twice (no separate TL106 when TL301 carries it).
     assert not by_code(report, "TL106"), explain(report)
     assert any("600 → 256 rows" in n for n in report.notes)
@@ -278,6 +278,48 @@ def test_fixed_script_all_clear_and_writes_nothing(tiny_env, tmp_path, monkeypat
         assert any(n.startswith("not isolated") for n in report.notes)
 
 
+@pytest.mark.parametrize("flag", ["bf16", "fp16"])
+def test_precision_flags_of_a_gpu_run_are_all_clear(tiny_env, tmp_path, flag):
+    """bf16=True (trl's default) and fp16=True are right on the cluster: on the probe's CPU they are turned
+    off before TrainingArguments validates them ("Your setup doesn't support bf16/gpu"), and said."""
+    source = variant(("    per_device_train_batch_size=8,\n", f"    per_device_train_batch_size=8,\n    {flag}=True,\n"))
+    script = write(tmp_path, source)
+    report = probe(script)
+    assert report.outcome == "reached-training", explain(report)
+    assert not confirmed(report) and not report.incomplete, explain(report)
+    assert any(f"{flag}=True: {flag} " in n and "emulated in float32 on CPU" in n for n in report.notes), explain(report)
+
+
+def test_both_precision_flags_are_still_the_scripts_error(tiny_env, tmp_path):
+    source = variant(("    per_device_train_batch_size=8,\n", "    per_device_train_batch_size=8,\n    fp16=True,\n    bf16=True,\n"))
+    script = write(tmp_path, source)
+    report = probe(script)
+    assert report.outcome == "script-error", explain(report)
+    assert any("At most one of fp16 and bf16" in f.probe.evidence for f in confirmed(report)), explain(report)
+
+
+def test_probabilities_into_the_loss_of_a_trainer(tiny_env, tmp_path):
+    """A compute_loss_func that takes the softmax of the logits (kept from prediction code) before
+    cross_entropy: the loss function is observed on the Trainer's path too, the finding placed at the
+    softmax's line (a static TL403 there is confirmed, not left "not reached")."""
+    source = variant(
+        ("import numpy as np\n", "import numpy as np\nimport torch\n"),
+        ("def compute_metrics(eval_pred):",
+         "def loss_on_probabilities(outputs, labels, num_items_in_batch=None):\n"
+         "    probs = torch.softmax(outputs.logits, dim=-1)\n"
+         "    return torch.nn.functional.cross_entropy(probs, labels)\n\n\ndef compute_metrics(eval_pred):"),
+        ("    compute_metrics=compute_metrics,\n)", "    compute_metrics=compute_metrics,\n"
+         "    compute_loss_func=loss_on_probabilities,\n)"),
+    )
+    script = write(tmp_path, source)
+    at = line_of(source, "probs = torch.softmax(")
+    report = probe(script, [static(script, "TL403", at)])
+    assert report.outcome == "reached-training", explain(report)
+    [f] = by_code(report, "TL403")
+    assert f.probe.status is ProbeStatus.CONFIRMED and f.start.row == at, explain(report)
+    assert "SoftmaxBackward0" in f.probe.evidence and "ln(1 + 2/e)" in f.probe.evidence, explain(report)
+
+
 def test_overfit_explodes_with_huge_learning_rate(tiny_env, tmp_path):
     source = variant(("learning_rate=2e-5", "learning_rate=50.0"))
     script = write(tmp_path, source)
@@ -377,4 +419,4 @@ def test_cli_probe_json(tiny_env, tmp_path, cli):
     items = data if isinstance(data, list) else data.get("findings", data)
     probed = [d for d in items if d.get("probe")]
     assert any(d["code"] in ("TL301", "TL106") and d["probe"]["status"] == "confirmed"
-               and "out of range: 2×400" in d["probe"]["evidence"] for d in probed), result.stdout
+               and "out of range: 2×240" in d["probe"]["evidence"] for d in probed), result.stdout

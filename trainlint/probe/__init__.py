@@ -35,6 +35,11 @@ class ProbeOptions:
     #: how the script is launched for real (torchrun, accelerate, deepspeed, ...; see docs/gpu-probes.md):
     #: a distributed launcher makes the probe run it as rank 0 of a world of size 1. "": guessed from the source
     launcher: str = ""
+    #: show where the run is on stderr while it runs (a terminal only; the CLI decides)
+    progress: bool = False
+    #: directories and files kept hidden in the sandbox although the user can read them (secrets), besides
+    #: $HOME's dot entries and the paths in $TRAINLINT_PROBE_HIDE
+    hide: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass
@@ -51,7 +56,9 @@ class ProbeReport:
     #: How the run ended, as the parent saw it: "reached-training" (the probe ran its checks and the
     #: child then exited on its own), "script-error" (the script raised before training), "exited"
     #: (sys.exit before training), "finished" (the script ended without a training call),
-    #: "asset-missing" (a model or dataset is not in the local cache), "resource-limit" (memory or
+    #: "asset-missing" (a model or dataset is not in the local cache), "framework-missing" (the
+    #: interpreter lacks a framework the script imports: the notes name the install command),
+    #: "resource-limit" (memory or
     #: process limit of the probe hit), "timeout", "did-not-stop" (the child reported its end but kept
     #: running), "crashed" (the child died without a result, or with an error status after it).
     outcome: str = ""

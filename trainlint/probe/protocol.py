@@ -14,8 +14,9 @@ import json
 from typing import Any, ClassVar, Union
 
 #: Raised whenever an event or the configuration changes meaning. A child that sends no version
-#: speaks version 1 (before the protocol carried one).
-PROTOCOL_VERSION = 2
+#: speaks version 1 (before the protocol carried one). Version 3: the ``progress`` and ``missing``
+#: events.
+PROTOCOL_VERSION = 3
 
 
 @dataclasses.dataclass
@@ -79,6 +80,29 @@ class Phase:
 
     TYPE: ClassVar[str] = "phase"
     name: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Progress:
+    """Where the run is, for the parent's progress display: ``step`` is ``script`` (the script starts),
+    ``import`` (the import of the framework ``name`` starts) or ``reached`` (the training call ``name``
+    was reached, at ``line``)."""
+
+    TYPE: ClassVar[str] = "progress"
+    step: str
+    name: str = ""
+    line: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Missing:
+    """Frameworks the script imports that the interpreter does not have (``ModuleNotFoundError`` for a
+    known framework): the run ends as ``framework-missing``, never with a finding. ``line``: where the
+    script imported it."""
+
+    TYPE: ClassVar[str] = "missing"
+    modules: tuple[str, ...]
+    line: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,9 +175,11 @@ class Sandbox:
 
 
 # Union, not `|`: evaluated at run time, also in the user's interpreter
-Event = Union[Hello, Versions, Phase, Finding, Checked, Incomplete, Note, Detail, End, Sandbox]  # noqa: UP007
+Event = Union[Hello, Versions, Phase, Progress, Missing, Finding, Checked, Incomplete, Note, Detail, End,  # noqa: UP007
+              Sandbox]
 EVENT_TYPES: dict[str, type[Event]] = {
-    cls.TYPE: cls for cls in (Hello, Versions, Phase, Finding, Checked, Incomplete, Note, Detail, End, Sandbox)
+    cls.TYPE: cls for cls in (Hello, Versions, Phase, Progress, Missing, Finding, Checked, Incomplete, Note, Detail,
+                              End, Sandbox)
 }
 
 
@@ -207,6 +233,10 @@ def decode(data: dict[str, Any]) -> Event | None:
         return Versions({_text(k): _text(v) for k, v in versions.items()})
     if kind == "phase":
         return Phase(_text(data.get("name")))
+    if kind == "progress":
+        return Progress(_text(data.get("step")), _text(data.get("name")), _line(data.get("line")))
+    if kind == "missing":
+        return Missing(_codes(data.get("modules")), _line(data.get("line")))
     if kind == "finding":
         severity = data.get("severity")
         return Finding(_text(data.get("code")), _text(data.get("message")), _text(data.get("evidence")),

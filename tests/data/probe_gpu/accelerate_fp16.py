@@ -22,7 +22,7 @@ from transformers import (
 
 
 def get_dataloaders(accelerator, tokenizer, batch_size=16):
-    datasets = load_dataset("csv", data_files={"train": os.environ["TINY_CSV"], "validation": os.environ["TINY_CSV"]})
+    datasets = load_dataset("csv", data_files={"train": os.environ["TINY_CSV"], "validation": os.environ["TINY_VAL_CSV"]})
 
     def tokenize_function(examples):
         return tokenizer(examples["premise"], examples["hypothesis"], truncation=True, max_length=None)

@@ -26,7 +26,8 @@ def main():
     parser.add_argument("--learning_rate", type=float, default=2e-5)
     args = parser.parse_args()
 
-    raw = load_dataset("csv", data_files={"train": args.train_file, "validation": args.train_file})
+    raw = load_dataset("csv", data_files={"train": args.train_file,
+                                          "validation": os.environ.get("TINY_VAL_CSV", args.train_file)})
     label_list = sorted(set(raw["train"]["label"]))
     tokenizer = AutoTokenizer.from_pretrained(args.model_name_or_path)
     model = AutoModelForSequenceClassification.from_pretrained(args.model_name_or_path, num_labels=len(label_list))

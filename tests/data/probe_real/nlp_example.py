@@ -23,13 +23,14 @@ from accelerate import Accelerator, DistributedType
 
 MODEL = os.environ.get("TINY_CKPT", "bert-base-cased")
 DATA = os.environ.get("TINY_CSV")
+VALIDATION = os.environ.get("TINY_VAL_CSV", DATA)
 MAX_GPU_BATCH_SIZE = 16
 EVAL_BATCH_SIZE = 32
 
 
 def get_dataloaders(accelerator: Accelerator, batch_size: int = 16):
     tokenizer = AutoTokenizer.from_pretrained(MODEL)
-    datasets = load_dataset("csv", data_files={"train": DATA, "validation": DATA})
+    datasets = load_dataset("csv", data_files={"train": DATA, "validation": VALIDATION})
 
     def tokenize_function(examples):
         outputs = tokenizer(examples["premise"], examples["hypothesis"], truncation=True, max_length=None)

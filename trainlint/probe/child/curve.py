@@ -29,6 +29,8 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
+from trainlint.probe.child.harness import Harness
+
 KINDS = ("pass", "goes up", "explodes", "oscillates", "plateaus", "slow")
 
 CAUSES: dict[str, str] = {
@@ -161,6 +163,53 @@ def plot(losses: Sequence[float], width: int = 60, height: int = 8) -> str:
     lines.append(" " * label_w + " +" + "-" * cols)
     lines.append(" " * label_w + f"  step 1{' ' * max(1, cols - 6 - len(str(n)))}{n}")
     return "\n".join(lines)
+
+
+#: The reference run that tells a plateau at the script's rate apart from a pipeline that cannot learn: the
+#: same batch, from the same initial weights, with Adam at this rate (a rate at which any trainable model
+#: moves visibly in a few dozen steps), for at least REFERENCE_STEPS steps.
+REFERENCE_RATE = 1e-3
+REFERENCE_STEPS = 30
+
+
+def reference_says(reference: Sequence[float]) -> str:
+    """What the reference run says of a plateau at the script's rate: ``learns`` (it fits the batch: the
+    pipeline is wired; the script's rate needs more steps than the budget), ``moves`` (the loss falls by 1 %
+    or more: gradients reach the weights, but the budget cannot show a fit: cannot tell), ``flat`` (it does
+    not move either: the plateau is the pipeline's), ``unclear`` (it explodes, oscillates or rises)."""
+    xs = [float(v) for v in reference]
+    if not xs:
+        return "unclear"
+    kind = classify(xs).kind
+    if kind == "pass":
+        return "learns"
+    if kind in ("explodes", "oscillates", "goes up"):
+        return "unclear"
+    drop = (xs[0] - min(xs)) / max(abs(xs[0]), 1e-12)
+    return "moves" if drop >= 0.01 else "flat"
+
+
+def judge_plateau(h: Harness, code: str, verdict: Verdict, losses: list[float], ref: list[float], rate: str) -> str:
+    """A plateau at the script's rate against the reference run: the text a confirmed finding adds when the
+    reference is flat too; else a note (the pipeline fits the batch: ``code`` checked) or an incomplete check
+    (cannot tell), and "". Shared by the PyTorch and Keras overfit checks (``code``: theirs)."""
+    says = reference_says(ref)
+    done = (f"Adam(lr={REFERENCE_RATE:g}) from the same initial weights on the same batch, {len(ref)} steps: "
+            f"loss {ref[0]:.4g} → {ref[-1]:.4g} (min {min(ref):.4g})")
+    h.detail(f"overfit reference: {done}\n{plot(ref)}")
+    if says == "flat":
+        return f"; {done}: flat as well, so the rate is not the cause"
+    if says == "learns":
+        h.checked(code)
+        h.note(f"overfit: the loss {verdict.kind} at {rate} in {len(losses)} steps ({verdict.summary}), but with "
+               f"{done}: the pipeline fits the batch; the script's rate needs more steps than the probe's budget")
+        return ""
+    h.incomplete("overfit", f"cannot tell in {len(losses)} steps at {rate}: the loss {verdict.kind} "
+                 f"({verdict.summary}); with {done} it "
+                 + ("falls without reaching zero: gradients reach the weights, but this budget cannot show a fit"
+                    if says == "moves" else "is no clearer")
+                 + " (try a larger --overfit N)", codes=(code,))
+    return ""
 
 
 def report(losses: Sequence[float]) -> tuple[Verdict, str]:

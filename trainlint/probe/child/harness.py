@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, Any, NoReturn, TypeVar
 
 from trainlint.probe import protocol
+from trainlint.probe.child.requirements import DISTRIBUTIONS
 
 T = TypeVar("T")
 #: ``hook(exc, line)``: a plugin's look at an exception of the script before it is classified (it may
@@ -83,6 +84,7 @@ class Harness:
         self._ended = False
         self._end_hooks: list[Callable[[], None]] = []
         self._kept: dict[type, object] = {}
+        self._user_files: dict[str, bool] = {}  # filename → runs the user's script
         self._imports = _PostImportFinder(self)
 
     # ------------------------------------------------------------ events
@@ -139,6 +141,10 @@ class Harness:
     def versions(self, **versions: str) -> None:
         self.emit(protocol.Versions(versions))
 
+    def reached(self, call: str, line: int | None) -> None:
+        """The script reached the training call ``call`` (for the parent's progress display)."""
+        self.emit(protocol.Progress("reached", call, line))
+
     def on_end(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once, just before the `end` event (a plugin's closing note). The callback
         registered last runs first."""
@@ -174,10 +180,14 @@ class Harness:
     def is_user_file(self, filename: str) -> bool:
         if not filename or filename.startswith("<"):
             return False
-        try:
-            return os.path.realpath(filename) == self.script_path
-        except (OSError, ValueError):
-            return False
+        known = self._user_files.get(filename)
+        if known is None:
+            try:
+                known = os.path.realpath(filename) == self.script_path
+            except (OSError, ValueError):
+                known = False
+            self._user_files[filename] = known
+        return known
 
     def user_line(self, tb: types.TracebackType | None = None) -> int | None:
         """The line of the deepest frame in the user's script: in a traceback, or else in the current
@@ -211,6 +221,38 @@ class Harness:
         except OSError:
             pass
         return ""
+
+    def argument_line(self, call_line: int | None, keyword: str, value_words: Iterable[str] = ()) -> int | None:
+        """Where the script sets ``keyword=`` of the call at ``call_line`` (the call spanning that line
+        that has the keyword): a name given there is followed to its assignment above the call whose
+        right-hand side mentions one of ``value_words`` (the object's class or function name), when
+        exactly one does; else the keyword's line. None when no such call is found."""
+        import ast
+
+        if not call_line:
+            return None
+        try:
+            with open(self.script_path, encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+        except (OSError, SyntaxError, ValueError):
+            return None
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+                 and n.lineno <= call_line <= (n.end_lineno or n.lineno)
+                 and any(k.arg == keyword for k in n.keywords)]
+        if not calls:
+            return None
+        call = min(calls, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
+        value = next(k.value for k in call.keywords if k.arg == keyword)
+        if isinstance(value, ast.Name):
+            words = [w for w in value_words if w]
+            found = sorted({n.lineno for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                            and n.lineno < call.lineno and n.value is not None
+                            and any(isinstance(t, ast.Name) and t.id == value.id
+                                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))
+                            and any(w in ast.unparse(n.value) for w in words)})
+            if len(found) == 1:
+                return found[0]
+        return value.lineno
 
     def where(self, line: int | None) -> str:
         name = os.path.basename(self.script_path) or "script"
@@ -313,6 +355,7 @@ class _PostImportFinder(importlib.abc.MetaPathFinder):
         self._harness = harness
         self._hooks: dict[str, list[ImportHook]] = {}
         self._resolving: set[str] = set()
+        self._announced: set[str] = set()  # frameworks whose import was announced (progress)
 
     def add(self, name: str, callback: ImportHook) -> None:
         if self not in sys.meta_path:
@@ -335,6 +378,9 @@ class _PostImportFinder(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname in DISTRIBUTIONS and fullname not in self._announced:
+            self._announced.add(fullname)  # a framework's import starts: the parent's progress display
+            self._harness.emit(protocol.Progress("import", fullname))
         if fullname not in self._hooks or fullname in self._resolving:
             return None
         self._resolving.add(fullname)

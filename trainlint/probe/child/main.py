@@ -22,7 +22,8 @@ from trainlint.probe.child import harness, registry
 from trainlint.probe.child.harness import Harness, ProbeStop
 from trainlint.probe.child.offline import offline_resource
 from trainlint.probe.child.points import SCRIPT_EXCEPTION, ScriptError
-from trainlint.probe.protocol import PROTOCOL_VERSION, Config, Hello
+from trainlint.probe.child.requirements import framework_of
+from trainlint.probe.protocol import PROTOCOL_VERSION, Config, Hello, Missing, Progress
 
 
 def _install_plugins(h: Harness, names: list[str]) -> None:
@@ -235,6 +236,7 @@ def main() -> int:
         sys.path.insert(0, script_dir)
 
     code = 0
+    h.emit(Progress("script"))
     try:
         runpy.run_path(config.script, run_name="__main__")
     except ProbeStop:
@@ -256,7 +258,13 @@ def main() -> int:
             asset = None if limit else _asset_problem(exc)
             refused = None if limit or asset is not None else _read_only_write(exc)
             line = h.user_line(exc.__traceback__)
-            if limit:
+            framework = framework_of(exc.name) if isinstance(exc, ModuleNotFoundError) else None
+            if framework is not None:
+                # The environment, not the script: the parent says what to install for this interpreter.
+                h.emit(Missing((framework,), line))
+                h.end("framework-missing", f"the script imports {framework} (at {h.where(line)}), which the "
+                      "probe's interpreter does not have; the script itself is not at fault", line)
+            elif limit:
                 h.end("resource-limit", f"{limit} at {h.where(line)}", line)
             elif refused is not None:
                 # The sandbox, not the script: outside its temporary directory the file system is read-only.

@@ -15,11 +15,15 @@ point                  announced when                                           
 ``loop.step``          ``optimizer.step()`` is about to run (hand-written loop)     :class:`LoopState`
 ``loop.step_done``     ``optimizer.step()`` ran (the loop is stopped after two)     :class:`LoopState`
 ``loop.overfit``       after two steps, with ``--overfit N``                        :class:`LoopState`
+``loss.call``          a torch loss function gets the model's prediction (every     :class:`LossCall`
+                       path: Trainer, loop, Lightning; each call site decided once)
 ``fit.reached``        ``Model.fit`` is called (Keras 3 or tf-keras)                :class:`KerasState`
 ``fit.batch``          then: ``fit``'s first batch through the pipeline (pipeline)  :class:`KerasState`
 ``fit.overfit``        then, with ``--overfit N``                                   :class:`KerasState`
 ``tape.apply``         ``apply_gradients`` of a hand-written ``GradientTape`` loop  :class:`TapeState`
 ``tape.step_done``     the second ``apply_gradients`` ran (the loop is stopped)     :class:`TapeState`
+``keras_loss.call``    a Keras cross-entropy ``from_logits=True`` is called outside  :class:`KerasLossCall`
+                       ``fit`` (a custom training step; once per call site)
 ``cuda.emulated``      the run ends after CUDA was emulated on the CPU              :class:`DeviceEmulation`
 ``script.exception``   the script raised before training (a classifier point)       :class:`ScriptError`
 =====================  ===========================================================  ==================
@@ -123,6 +127,7 @@ class TrainerState(Pipeline):
     """The Trainer, and what each stage of its pipeline hands to the next."""
 
     trainer: Any = None
+    made_at: int | None = None  # the user's line of the Trainer(...) call
     method: str = "train"
     model: Any = None  # trainer.model
     raw_dataset: bool = False
@@ -163,7 +168,7 @@ class LoopState:
     pending_backward: bool = False  # backward() ran since the last step()
     closure: bool = False  # the current step() was given a closure
     snap: list[tuple[Any, Any]] = dataclasses.field(default_factory=list)  # parameters before step()
-    captured: Any = None  # (module, args, kwargs) of the model call of step 2 (--overfit)
+    captured: Any = None  # (module, args, kwargs) of the model call of step 2 (replayed by checks)
     capture_handle: Any = None  # the forward pre-hook that captures it
     # ---- what the checks decided
     after_step_checked: bool = False
@@ -174,19 +179,24 @@ class LoopState:
     reported_506: bool = False
     moved_checked: bool = False
 
-    def frame_modules(self, h: Harness) -> list[tuple[str, Any]]:
-        """The top-level ``nn.Module`` objects the user's frame holds (locals, then globals)."""
+    def frame_values(self, h: Harness) -> list[tuple[str, Any]]:
+        """The objects the user's frame holds, each once with its first name (locals, then globals)."""
         frame = h.user_frame()
-        torch = sys.modules.get("torch")
-        if frame is None or torch is None:
+        if frame is None:
             return []
-        nn = torch.nn
         found: dict[int, tuple[str, Any]] = {}
         for scope in (frame.f_locals, frame.f_globals):
             for name, value in list(scope.items()):
-                if isinstance(value, nn.Module) and id(value) not in found:
+                if id(value) not in found:
                     found[id(value)] = (name, value)
-        mods = list(found.values())
+        return list(found.values())
+
+    def frame_modules(self, h: Harness) -> list[tuple[str, Any]]:
+        """The top-level ``nn.Module`` objects the user's frame holds (locals, then globals)."""
+        torch = sys.modules.get("torch")
+        if torch is None:
+            return []
+        mods = [(n, v) for n, v in self.frame_values(h) if isinstance(v, torch.nn.Module)]
         # keep top-level modules only (not a submodule of another one found)
         sub: set[int] = set()
         for _, m in mods:
@@ -208,6 +218,31 @@ LOOP_BACKWARD: Point[LoopState] = Point("loop.backward", "torch")
 LOOP_STEP: Point[LoopState] = Point("loop.step", "torch")
 LOOP_STEP_DONE: Point[LoopState] = Point("loop.step_done", "torch")
 LOOP_OVERFIT: Point[LoopState] = Point("loop.overfit", "torch")
+
+
+# ---------------------------------------------------------------- torch loss functions
+
+
+@dataclasses.dataclass(eq=False)
+class LossCall:
+    """One call of a torch loss function on a prediction (``torch.nn.functional.cross_entropy``,
+    ``nll_loss``, ``binary_cross_entropy_with_logits``, ``binary_cross_entropy``; the ``nn`` loss modules
+    call them), from the script or from a library on its behalf (a transformers model's own loss), not
+    from trainlint. Announced once per call site (``function``, ``line``)."""
+
+    function: str  # "cross_entropy", "nll_loss", ...
+    input: Any  # the prediction, as the loss got it (with its autograd graph)
+    target: Any
+    kwargs: dict[str, Any]  # weight, ignore_index, ... (not reduction)
+    line: int | None  # the user's line of the deepest frame in the script (the loss, the model's forward)
+    #: (code, line) of what the checks reported already: one finding per cause, however many losses it reaches
+    reported: set[tuple[str, int | None]] = dataclasses.field(default_factory=set)
+
+
+LOSS_CALL: Point[LossCall] = Point("loss.call", "torch")
+#: the script's line that applied a softmax or sigmoid, recorded on what it returned: in the ``metadata`` of
+#: its autograd node, or as an attribute of the tensor when it has none
+MADE_AT = "trainlint_line"
 
 
 # ---------------------------------------------------------------- Keras Model.fit
@@ -291,8 +326,20 @@ class TapeState:
     traced_optimizer: Any = None  # the optimizer of a train step traced by tf.function
 
 
+@dataclasses.dataclass(eq=False)
+class KerasLossCall:
+    """A Keras cross-entropy loss object built ``from_logits=True``, called on a prediction outside ``fit``
+    (``loss_fn(y, model(x))`` in a custom training step, eager or traced by ``tf.function``)."""
+
+    loss: Any  # the loss object
+    kind: str  # its class name: "SparseCategoricalCrossentropy", "BinaryCrossentropy", ...
+    y_pred: Any  # a tensor: eager (values) or symbolic (the op that made it)
+    line: int | None
+
+
 TAPE_APPLY: Point[TapeState] = Point("tape.apply", "keras")
 TAPE_STEP_DONE: Point[TapeState] = Point("tape.step_done", "keras")
+KERAS_LOSS_CALL: Point[KerasLossCall] = Point("keras_loss.call", "keras")
 
 
 # ---------------------------------------------------------------- devices, exceptions

@@ -170,7 +170,17 @@ def _setup_unshare(spec: dict[str, Any]) -> dict[str, Any]:
             continue
         finally:
             os.close(fd)
-    # 5. The only writable place: the probe's work directory, a size-limited tmpfs.
+    # 5. What the user named hidden: an empty read-only tmpfs over a directory, /dev/null over a file.
+    for path, is_dir in spec.get("hide", ()):
+        try:
+            if is_dir:
+                mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k,mode=0500")
+            else:
+                mount("/dev/null", path, None, MS_BIND)
+                mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
+        except OSError as exc:
+            raise OSError(exc.errno, f"cannot hide {path}: {exc.strerror}") from None
+    # 6. The only writable place: the probe's work directory, a size-limited tmpfs.
     work = spec["work"]
     os.makedirs(work, exist_ok=True)
     mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV, f"size={spec['work_size']},mode=0700")

@@ -124,6 +124,12 @@ def base_lrs(optimizer: Any) -> list[float]:
     return [float(g.get("initial_lr", g.get("lr", 0.0))) for g in optimizer.param_groups]
 
 
+def made_at(optimizer: Any) -> int | None:
+    """The script's line that made ``optimizer`` (recorded by the loop plugin), if the script made it."""
+    line = getattr(optimizer, "__dict__", {}).get("_trainlint_line")
+    return line if isinstance(line, int) else None
+
+
 def use_base_rate(optimizer: Any) -> str:
     """Set every param group to its base (peak) rate for --overfit, and say which rate that is: the
     schedule's current value (warmup near 0, a finished decay at 0) says nothing about the pipeline."""
@@ -208,3 +214,69 @@ def collator_name(collator: Any) -> str:
     if name in ("function", "method", "partial"):
         name = getattr(collator, "__name__", None) or getattr(getattr(collator, "func", None), "__name__", name)
     return str(name)
+
+
+def _floats(value: Any, out: list[Any]) -> list[Any]:
+    """The floating-point tensors of a model's output (a tensor, a ModelOutput, a dict, a tuple)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        if value.is_floating_point():
+            out.append(value.detach())
+    elif isinstance(value, dict):
+        for v in value.values():
+            _floats(v, out)
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            _floats(v, out)
+    return out
+
+
+def eval_twice(h: Any, model: Any, call: Any) -> tuple[float, list[tuple[str, int | None]]] | None:
+    """``call()`` (a forward of ``model``) twice with the model in eval mode and no gradient, on the same
+    inputs: the largest difference between the two outputs (0.0: deterministic), and the random
+    dropouts that ran in training form during the second call (``F.dropout(..., training=True)``,
+    attention with ``dropout_p > 0``), each with the line of the user's script that called it. None when
+    the forward fails. The model's mode and the random state are restored."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    F = torch.nn.functional
+    dropouts = {F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout,
+                torch.dropout}
+    attention = getattr(F, "scaled_dot_product_attention", None)
+    seen: list[tuple[str, int | None]] = []
+
+    class Random(TorchFunctionMode):  # type: ignore[misc]  # torch is untyped here
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = kwargs or {}
+            name = getattr(func, "__name__", str(func))
+            if func in dropouts:
+                training = kwargs.get("training", kwargs.get("train", args[2] if len(args) > 2 else None))
+                if training is None or training:
+                    seen.append((name, h.user_line()))
+            elif func is attention and float(kwargs.get("dropout_p", args[4] if len(args) > 4 else 0.0) or 0.0) > 0:
+                seen.append((f"{name}(dropout_p={kwargs.get('dropout_p', args[4] if len(args) > 4 else '?')})",
+                             h.user_line()))
+            return func(*args, **kwargs)
+
+    modes = [(m, m.training) for m in model.modules()]
+    try:
+        model.eval()
+        with torch.random.fork_rng(devices=[]), torch.no_grad():
+            try:
+                first = _floats(call(), [])
+                with Random():
+                    second = _floats(call(), [])
+            except Exception:  # noqa: BLE001  # the forward itself fails: other checks say why
+                return None
+    finally:
+        for m, training in modes:
+            m.training = training
+    diff = 0.0
+    for a, b in zip(first, second):
+        if a.shape != b.shape:
+            return float("inf"), seen
+        if a.numel():
+            diff = max(diff, float((a.float() - b.float()).abs().max()))
+    return diff, seen

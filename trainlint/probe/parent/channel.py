@@ -134,9 +134,10 @@ class Child:
             proc.wait(timeout=5)
         _LIVE.discard(self)
 
-    def collect(self, timeout: float) -> Collected:
+    def collect(self, timeout: float, watch: Callable[[protocol.Event | None], None] | None = None) -> Collected:
         """Read the pipes until the child exits, or until the deadline (then kill it): in bounded
-        buffers, whatever the script prints."""
+        buffers, whatever the script prints. ``watch`` (the progress display) is given each event as it
+        arrives, and None every tenth of a second."""
         started = time.monotonic()
         deadline = started + timeout
         rings = {"stdout": Ring(), "stderr": Ring(), "stacks": Ring(256 * 1024)}
@@ -185,6 +186,8 @@ class Child:
                     sandbox = protocol.decode(data)
                     got.sandbox = sandbox if isinstance(sandbox, protocol.Sandbox) else None
                     first = False
+                    if watch is not None and got.sandbox is not None:
+                        watch(got.sandbox)
                     continue
                 first = False
                 if data.pop("k", None) != self.key:
@@ -197,6 +200,8 @@ class Child:
                     got.foreign_protocol = event.protocol  # nothing it says can be read: stop it now
                     end_at = time.monotonic() - END_GRACE
                 events.append(event)
+                if watch is not None:
+                    watch(event)
                 if isinstance(event, protocol.End) and end_at is None:
                     end_at = time.monotonic()
 
@@ -217,7 +222,9 @@ class Child:
                     exited_at = now
                     continue
                 break
-            for key, _ in sel.select(timeout=min(0.25, max(limit - now, 0.0))):
+            if watch is not None:
+                watch(None)
+            for key, _ in sel.select(timeout=min(0.1 if watch is not None else 0.25, max(limit - now, 0.0))):
                 fd = key.fd
                 try:
                     data = os.read(fd, 1 << 16)
@@ -275,11 +282,15 @@ def signals_kill_children(cleanup: Callable[[], None] | None = None) -> Iterator
         signal.signal(signum, old)
         if callable(old):
             old(signum, frame)
+        elif signum == signal.SIGINT:
+            raise KeyboardInterrupt  # the user stopped trainlint: never read as the child's crash
         else:
             signal.raise_signal(signum)
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         try:
+            if signal.getsignal(sig) is signal.SIG_IGN:
+                continue  # ignored by whoever started trainlint (nohup, a background job): stays ignored
             previous[sig] = signal.signal(sig, handler)
         except (OSError, ValueError):
             continue

@@ -21,6 +21,7 @@ _OUTCOME_TEXT = {
     "crashed": "the probe's child process died",
     "did-not-stop": "the script kept running after the probe stopped it",
     "asset-missing": "a model or dataset the script loads is not in the local cache",
+    "framework-missing": "the probe's interpreter lacks a framework the script imports",
     "protocol-mismatch": "the probe's child speaks another version of the probe protocol",
 }
 #: Notes the parent writes itself: a line from the child that starts like one of them is marked as
@@ -126,6 +127,10 @@ def finish(script: Path, abs_script: Path, static_findings: list[Finding], optio
         tail = got.stderr.tail()
         if tail:
             report.details.append("script stderr (last lines):\n" + tail)
+    elif outcome == "framework-missing" and (missing := _missing(got.events)) is not None:
+        from trainlint.probe.parent.preflight import check_env, interpreter, missing_at_run
+
+        notes.append(missing_at_run(abs_script, interpreter(options.python), list(missing.modules), missing.line, check_env()).text(script))
     elif end is not None and end.text:
         notes.append(_clean(end.text))
     if got.forged:
@@ -145,6 +150,17 @@ def finish(script: Path, abs_script: Path, static_findings: list[Finding], optio
             if tail:
                 report.details.append(f"script {name} (last lines):\n{tail}")
     return report
+
+
+def _missing(events: list[protocol.Event]) -> protocol.Missing | None:
+    """The child's report of a framework the script imported and the interpreter lacks (known names
+    only: the module name goes into a command line)."""
+    from trainlint.probe.child.requirements import DISTRIBUTIONS
+
+    found = next((e for e in events if isinstance(e, protocol.Missing)), None)
+    if found is None or not found.modules or not all(m in DISTRIBUTIONS for m in found.modules):
+        return None
+    return found
 
 
 def _isolation_note(isolation: str, sandbox: protocol.Sandbox | None) -> str:

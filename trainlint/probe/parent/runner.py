@@ -18,8 +18,10 @@ from trainlint.probe import ProbeOptions, ProbeReport
 from trainlint.probe.protocol import Config
 from trainlint.probe.child.frameworks import PLUGINS
 from trainlint.probe.parent.channel import Child, make_tmp, signals_kill_children
+from trainlint.probe.parent.preflight import check_env, interpreter, missing_frameworks
+from trainlint.probe.parent.progress import Progress
 from trainlint.probe.parent.report import build_report, finish
-from trainlint.probe.parent.sandbox import Layout, command, detect_sandbox, project_dir, readable_paths
+from trainlint.probe.parent.sandbox import Layout, command, detect_sandbox, hidden_paths, project_dir, readable_paths
 
 PACKAGE_DIR = Path(__file__).resolve().parents[2]  # .../trainlint
 
@@ -62,6 +64,12 @@ def _child_env(work: Path, shim: Path) -> dict[str, str]:
 def run(script: Path, static_findings: list[Finding], options: ProbeOptions) -> ProbeReport:
     script = Path(script)
     started = time.monotonic()
+    python = interpreter(options.python)
+    missing = missing_frameworks(script, python, check_env())
+    if missing is not None:  # the environment lacks a framework: not the script's fault, nothing to run
+        report = build_report(script, static_findings, [], "framework-missing", False)
+        report.notes[:0] = [missing.text(script)]
+        return report
     tmp = make_tmp()
     keep = bool(os.environ.get("TRAINLINT_PROBE_KEEP"))
 
@@ -104,12 +112,12 @@ def _run(script: Path, static_findings: list[Finding], options: ProbeOptions, tm
         # process of the user, so it is only set in one.
         max_processes=options.max_processes if sandbox.kind else 0,
     )
-    python = options.python or sys.executable
-    python = shutil.which(python) or python
+    python = interpreter(options.python)
     readonly = project_dir(abs_script)
     layout = Layout(tmp, work, Path.cwd(), [], project=readonly, work_size=f"{max(int(options.disk_mb), 16)}m")
     layout.readable = readable_paths(abs_script, python, options.script_args,
-                                     [readonly, abs_script.parent, Path.cwd(), PACKAGE_DIR])
+                                     [readonly, abs_script.parent, Path.cwd(), PACKAGE_DIR], options.hide)
+    layout.hidden = hidden_paths(options.hide)
     argv = [python, "-m", "trainlint.probe.child", "{fds}"]
     _, isolation = command(sandbox, argv, layout, (0, 0, 0))
     isolated = bool(sandbox.kind)
@@ -121,5 +129,13 @@ def _run(script: Path, static_findings: list[Finding], options: ProbeOptions, tm
         report.notes[:0] = [isolation, f"the probe could not start {python}: {exc}"]
         return report
     remaining = max(options.timeout - (time.monotonic() - started), 1.0)
-    got = child.collect(remaining)
+    display = Progress(sys.stderr, script.name) if options.progress else None
+    try:
+        if display is not None:
+            display.status(f"starting the sandbox ({sandbox.kind or 'not isolated'})")
+        got = child.collect(remaining, None if display is None else
+                            lambda e: display.tick() if e is None else display.event(e))
+    finally:
+        if display is not None:
+            display.close()
     return finish(script, abs_script, static_findings, options, got, isolation, isolated, started)

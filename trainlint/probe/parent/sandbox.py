@@ -141,12 +141,43 @@ def _cache_paths() -> list[str]:
 
 
 _LITERAL_PATH = re.compile(r"""["'](~?/[^"'\n\\]{1,300})["']""")
+#: The directories and files the user names to stay hidden in the sandbox (besides $HOME's dot entries,
+#: which stay private), separated like PATH.
+HIDE_ENV = "TRAINLINT_PROBE_HIDE"
 
 
-def readable_paths(script: Path, python: str, script_args: tuple[str, ...], extra: list[Path]) -> list[str]:
+def hidden_paths(hide: tuple[str, ...] = ()) -> list[str]:
+    """What the user named to keep hidden (``ProbeOptions.hide``, ``$TRAINLINT_PROBE_HIDE``), resolved."""
+    named = [*hide, *os.environ.get(HIDE_ENV, "").split(os.pathsep)]
+    return sorted({os.path.realpath(os.path.expanduser(p)) for p in named if p.strip()})
+
+
+_RELATIVE_LITERAL = re.compile(r"""["'](\.\.?(?:/[^"'\n\\]{0,300})?)["']""")
+
+
+def _user_data(covered: list[str], source: str, bases: list[str]) -> list[str]:
+    """What the user can read in the private places, bound back read-only: the entries of $HOME that
+    are not dot entries (credentials, agents' sockets and configuration live in those: they stay
+    private), and the places the script names relative to its directory or the working directory
+    (``"../data"``, ``os.path.join(here, "..", "models")``)."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    out: list[str] = []
+    if home in covered:
+        try:
+            out += [os.path.join(home, e) for e in sorted(os.listdir(home)) if not e.startswith(".")]
+        except OSError:
+            pass
+    for literal in dict.fromkeys(_RELATIVE_LITERAL.findall(source)):
+        out += [os.path.normpath(os.path.join(base, literal)) for base in bases]
+    return out
+
+
+def readable_paths(script: Path, python: str, script_args: tuple[str, ...], extra: list[Path],
+                   hide: tuple[str, ...] = ()) -> list[str]:
     """What the run must read although it lies in a private place (bound back read-only): the
-    interpreter, the project, the caches, and existing paths named by the script's arguments, by the
-    environment or as string literals in the script."""
+    interpreter, the project, the caches, existing paths named by the script's arguments, by the
+    environment or as string literals in the script (absolute, or relative to the script's directory),
+    and $HOME's own entries (:func:`_user_data`); never what the user named hidden (:func:`hidden_paths`)."""
     cands: list[str] = [*map(str, extra), *_python_paths(python), *_cache_paths()]
     cands += os.environ.get("PYTHONPATH", "").split(os.pathsep)
     for key, value in os.environ.items():
@@ -163,6 +194,8 @@ def readable_paths(script: Path, python: str, script_args: tuple[str, ...], extr
         source = ""
     cands += [os.path.expanduser(m) for m in _LITERAL_PATH.findall(source)]
     covered = covered_dirs()
+    cands += _user_data(covered, source, [str(script.parent), os.getcwd()])
+    hidden = hidden_paths(hide)
     runtime = os.environ.get("XDG_RUNTIME_DIR") or "/run/user"
     out: list[str] = []
     for c in cands:
@@ -171,6 +204,8 @@ def readable_paths(script: Path, python: str, script_args: tuple[str, ...], extr
         for path in dict.fromkeys((os.path.normpath(c), os.path.realpath(c))):
             if path in out or path in covered or not under(path, covered) or under(path, ["/run", runtime]):
                 continue
+            if under(path, hidden):
+                continue  # hidden: not bound back (one inside a directory bound back is covered over it)
             try:
                 st = os.stat(path)
             except (OSError, ValueError):
@@ -197,6 +232,7 @@ class Layout:
     project: Path | None = None  # for the note of the unisolated path
     work_size: str = "1g"
     work_dirs: tuple[str, ...] = ("tmp",)
+    hidden: list[str] = dataclasses.field(default_factory=list)  # covered by an empty read-only place
 
 
 def command(sandbox: Sandbox, argv: list[str], layout: Layout, fds: tuple[int, int, int]) -> tuple[list[str], str]:
@@ -208,7 +244,8 @@ def command(sandbox: Sandbox, argv: list[str], layout: Layout, fds: tuple[int, i
     spec = {"kind": sandbox.kind or "none", "argv": argv, "cwd": str(layout.cwd), "work": str(layout.work),
             "work_size": layout.work_size, "work_dirs": list(layout.work_dirs), "events_fd": fds[1],
             "parent_pid": os.getpid(), "uid": os.getuid(), "gid": os.getgid(), "cover": covered_dirs(),
-            "cover_size": COVER_SIZE, "binds": [[p, p] for p in [str(layout.tmp), *layout.readable]]}
+            "cover_size": COVER_SIZE, "binds": [[p, p] for p in [str(layout.tmp), *layout.readable]],
+            "hide": _existing(layout.hidden)}
     init = [sys.executable, "-I", "-S", str(Path(sandbox_init.__file__).resolve())]
     if sandbox.kind == "bwrap":
         bwrap = shutil.which("bwrap") or "bwrap"
@@ -221,6 +258,8 @@ def command(sandbox: Sandbox, argv: list[str], layout: Layout, fds: tuple[int, i
         for p in [str(layout.tmp), *layout.readable]:
             if under(p, covered_dirs()):
                 cmd += ["--ro-bind", p, p]
+        for p, is_dir in _existing(layout.hidden):
+            cmd += ["--tmpfs", p, "--remount-ro", p] if is_dir else ["--ro-bind", "/dev/null", p]
         cmd += ["--size", str(_bytes(layout.work_size)), "--tmpfs", str(layout.work)]
         cmd += [a for d in layout.work_dirs for a in ("--dir", str(layout.work / d))]
         cmd += ["--disable-userns", "--chdir", str(layout.cwd), "--", *argv]
@@ -235,6 +274,20 @@ def command(sandbox: Sandbox, argv: list[str], layout: Layout, fds: tuple[int, i
     return [*init, json.dumps(spec)], (
         f"not isolated: {sandbox.why}; the script ran with network access and could write wherever user "
         f"{_user()} may (e.g. {where}$HOME, /tmp)")
+
+
+def _existing(paths: list[str]) -> list[tuple[str, bool]]:
+    """The hidden paths that exist, with whether each is a directory (a tmpfs over it) or a file
+    (``/dev/null`` over it)."""
+    out = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode):
+            out.append((p, stat.S_ISDIR(st.st_mode)))
+    return out
 
 
 def _user() -> str:

@@ -4,7 +4,9 @@
   the sequence lengths of the examples the collator received;
 - TL202: a collation failure on string columns;
 - TL207: batch keys the model's ``forward`` does not accept;
-- TL103: a training batch with one class while the label column has several, from an unshuffled loader.
+- TL103: a training batch with one class while the label column has several, from an unshuffled loader;
+- TL208: a language model's batch whose input ids hold EOS while every EOS label is -100 (the pad token
+  is the EOS token and the collator masks the padding): the Trainer's batch, a loop's ``model(**batch)``.
 
 ``collation_failure_text`` names the code of a batch that cannot be formed (TL201 with the lengths, TL202,
 else TL707): the evaluation stage and the hand-written loop use it too.
@@ -16,7 +18,7 @@ import re
 from typing import Any
 
 from trainlint.probe.child.harness import Harness
-from trainlint.probe.child.points import TRAINER_BATCH, TrainerState
+from trainlint.probe.child.points import LOOP_STEP_DONE, TRAINER_BATCH, LoopState, TrainerState
 from trainlint.probe.child.registry import check
 from trainlint.probe.child.torch_util import collator_name, forward_arguments, unwrap_model
 from trainlint.probe.child.torch_util import first_batch as _first_batch
@@ -84,11 +86,15 @@ def collation_failure_text(error: str, features: list[Any], main_input: str, col
     low = error.lower()
     if len(set(lengths)) > 1 or any(w in low for w in _COLLATE_WORDS):
         shown = lengths[:16]
+        # DataCollatorWithPadding pads what the tokenizer made, never a per-token label column
+        labels_hint = ("; it pads the tokenizer's inputs, not per-token labels: DataCollatorForTokenClassification "
+                       "(or DataCollatorForSeq2Seq) pads them with -100"
+                       if column in ("labels", "label_ids") and collator == "DataCollatorWithPadding" else "")
         return (
             "TL201",
             f"{where}: one batch cannot be formed: the examples' `{column}` have different lengths and the "
             f"collator does not pad them (data collator: {collator}"
-            + (", no tokenizer given to the Trainer)" if trainer else ")"),
+            + (", no tokenizer given to the Trainer" if trainer else "") + labels_hint + ")",
             f"{column} lengths in the batch: {shown}{' …' if len(lengths) > 16 else ''} "
             f"(min {min(lengths) if lengths else '?'}, max {max(lengths) if lengths else '?'}); "
             f"collator {collator} raised {error}",
@@ -126,8 +132,11 @@ def report_collation_failure(h: Harness, st: TrainerState, error: str, features:
     # "no tokenizer given to the Trainer" only when none was: with an explicit data_collator the
     # tokenizer given as processing_class pads nothing either, and the message must not deny it exists.
     tokenizer = getattr(st.trainer, "processing_class", None) or getattr(st.trainer, "tokenizer", None)
-    collation_failure(h, error, features, main_input, collator_name(st.trainer.data_collator), where, st.line,
-                      trainer=tokenizer is None)
+    collator = collator_name(st.trainer.data_collator)
+    # At the line that chose the collator (data_collator=..., the assignment of the name given there),
+    # else at Trainer(...) (no data_collator: the Trainer's default), else at the training call.
+    line = h.argument_line(st.made_at, "data_collator", (collator,)) or st.made_at or st.line
+    collation_failure(h, error, features, main_input, collator, where, line, trainer=tokenizer is None)
 
 
 @check(TRAINER_BATCH, "TL201", "TL202", "TL207", "TL103", "TL101", "TL707")
@@ -197,3 +206,87 @@ def check_train_batch(h: Harness, st: TrainerState) -> None:
                 evidence=f"batch labels {flat[:16]}; column classes {sorted(st.label_counts)[:10]}",
                 line=st.line,
             )
+
+
+# ---------------------------------------------------------------- TL208: the EOS labels masked with the padding
+
+
+def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
+    ids: set[int] = set()
+    for source in (getattr(tokenizer, "eos_token_id", None), getattr(getattr(model, "config", None), "eos_token_id", None),
+                   getattr(getattr(model, "generation_config", None), "eos_token_id", None)):
+        if isinstance(source, int):
+            ids.add(source)
+        elif isinstance(source, (list, tuple)):
+            ids.update(i for i in source if isinstance(i, int))
+    return ids
+
+
+def masked_eos(model: Any, tokenizer: Any, batch: Any) -> str | None:
+    """Evidence that the batch's input ids hold the EOS token while no label is EOS, every position of it
+    ignored (-100): a causal language model that never learns to stop. None otherwise."""
+    batch = dict(batch) if hasattr(batch, "keys") else None
+    if not batch:
+        return None
+    input_ids, labels = batch.get("input_ids"), batch.get("labels")
+    if input_ids is None or labels is None or not hasattr(labels, "shape") or labels.shape != input_ids.shape:
+        return None
+    if labels.is_floating_point() or labels.dim() != 2:
+        return None
+    eos = _eos_ids(model, tokenizer)
+    if not eos:
+        return None
+    import torch
+
+    is_eos = torch.zeros_like(input_ids, dtype=torch.bool)
+    for i in eos:
+        is_eos |= input_ids == i
+    if not bool(is_eos.any()) or bool(is_eos[labels != -100].any()):
+        return None
+    if not bool((labels[is_eos] == -100).all()):
+        return None
+    pad = getattr(tokenizer, "pad_token_id", None)
+    rows = int(is_eos.any(dim=1).sum())
+    same = f"; the pad token is the EOS token (pad_token_id = {pad})" if pad in eos else ""
+    return (f"EOS id {sorted(eos)} appears {int(is_eos.sum())} times in the input_ids of {rows} of "
+            f"{input_ids.shape[0]} sequences and every one of its labels is -100{same}")
+
+
+@check(TRAINER_BATCH, "TL208", order=250)
+def check_eos_labels(h: Harness, st: TrainerState) -> None:
+    """TL208: in one training batch of a language model, every EOS position of the labels is ignored."""
+    if st.batch is None:
+        return
+    trainer = st.trainer
+    tokenizer = getattr(trainer, "processing_class", None) or getattr(trainer, "tokenizer", None)
+    tokenizer = tokenizer or getattr(trainer.data_collator, "tokenizer", None)
+    evidence = masked_eos(unwrap_model(trainer.model), tokenizer, st.batch)
+    if evidence is None:
+        h.checked("TL208")
+        return
+    h.finding("TL208", _EOS_MESSAGE.format(collator=collator_name(trainer.data_collator)), evidence=evidence,
+              line=st.line)
+
+
+_EOS_MESSAGE = ("every EOS token of the training batch has the label -100: {collator} masks the padding and the pad "
+                "token is the EOS token, so the model never learns to stop generating")
+
+
+@check(LOOP_STEP_DONE, "TL208", order=250)
+def check_loop_eos_labels(h: Harness, loop: LoopState) -> None:
+    """TL208 in a hand-written loop: the batch of its last model call (``model(**batch)``)."""
+    if loop.steps != 2 or loop.captured is None:
+        return
+    module, args, kwargs = loop.captured
+    batch = kwargs if "labels" in kwargs else (args[0] if args and hasattr(args[0], "keys") else None)
+    if batch is None:
+        return
+    tokenizer = next((v for _, v in loop.frame_values(h) if hasattr(v, "eos_token_id") and hasattr(v, "pad_token_id")
+                      and not isinstance(v, type)), None)
+    collator = next((v for _, v in loop.frame_values(h) if type(v).__name__.startswith("DataCollator")), None)
+    evidence = masked_eos(unwrap_model(module), tokenizer, batch)
+    if evidence is None:
+        h.checked("TL208")
+        return
+    h.finding("TL208", _EOS_MESSAGE.format(collator=type(collator).__name__ if collator is not None else "the collator"),
+              evidence=evidence, line=loop.backward_line or loop.line)

@@ -3,7 +3,10 @@
 - the forward pass on one batch on the CPU (errors mapped: label index out of range → TL106/TL301,
   unexpected keyword → TL207);
 - TL305: every parameter frozen; TL308: trainable parameters with no gradient or a non-finite one;
-- TL305 as a script error: DistributedDataParallel refuses to wrap a model with no trainable parameter.
+- TL305 as a script error: DistributedDataParallel refuses to wrap a model with no trainable parameter;
+- TL311: the model in eval mode gives two different outputs for one batch because a dropout runs in
+  training form (``F.dropout(x)`` without ``training=self.training``, attention with ``dropout_p`` at
+  eval): the Trainer's batch, or a hand-written loop's last model call, run twice after ``model.eval()``.
 """
 
 from __future__ import annotations
@@ -12,9 +15,25 @@ import re
 from typing import Any
 
 from trainlint.probe.child.harness import Harness
-from trainlint.probe.child.points import SCRIPT_EXCEPTION, TRAINER_BATCH, Classification, ScriptError, TrainerState
+from trainlint.probe.child.points import (
+    LOOP_STEP_DONE,
+    SCRIPT_EXCEPTION,
+    TRAINER_BATCH,
+    TRAINER_EVAL_BATCH,
+    Classification,
+    LoopState,
+    ScriptError,
+    TrainerState,
+)
 from trainlint.probe.child.registry import check
-from trainlint.probe.child.torch_util import classes_of, error_text, no_loss_message, unwrap_model
+from trainlint.probe.child.torch_util import (
+    classes_of,
+    error_text,
+    eval_twice,
+    first_batch,
+    no_loss_message,
+    unwrap_model,
+)
 
 
 @check(TRAINER_BATCH, "TL207", "TL106", "TL301", "TL707")
@@ -159,3 +178,65 @@ def classify_frozen_ddp(h: Harness, err: ScriptError) -> Classification | None:
             f"{text.splitlines()[0][:240]} at {h.where(err.line)}",
         )
     return None
+
+
+# ---------------------------------------------------------------- TL311: dropout left on in evaluation
+
+
+def report_eval_randomness(h: Harness, got: tuple[float, list[tuple[str, int | None]]] | None, line: int | None,
+                           model: str, evaluation: str, keras: bool = False) -> None:
+    """TL311 when two forward passes of one batch in eval mode differ and a dropout ran in training form;
+    at the user's line of that dropout when the script calls it. ``got``: the difference and the dropouts
+    of the second pass, None when the forward failed (other checks say why)."""
+    if got is None:
+        return
+    diff, randoms = got
+    if diff <= 1e-5 or not randoms:
+        if diff > 1e-5:
+            h.note(f"two forward passes of one batch in eval mode differ by up to {diff:.3g} (no dropout ran: "
+                   "random sampling in the model?)")
+        else:
+            h.checked("TL311")
+        return
+    name, at = next(((n, ln) for n, ln in randoms if ln is not None), randoms[0])
+    calls = sorted({n for n, _ in randoms})
+    where = f" at {h.where(at)} (`{h.user_source_line(at)}`)" if at else f" inside {model}"
+    how, advice = (("runs whatever `training` is", "use a Dropout layer called with the `training` argument the "
+                    "layer receives") if keras else
+                   ("runs in training form after model.eval()", "pass training=self.training (or use nn.Dropout)"))
+    h.finding(
+        "TL311",
+        f"dropout stays on in evaluation: {name}{where} {how}, so {evaluation} sees a different model at every call",
+        evidence=f"one batch through {model} twice in eval mode (training=False), no gradient: outputs differ by up "
+        f"to {diff:.4g}; dropout in training form during the forward: {', '.join(calls)} — {advice}",
+        line=at or line,
+    )
+
+
+@check(TRAINER_EVAL_BATCH, "TL311", phase="evaluation mode")
+def check_trainer_eval_deterministic(h: Harness, st: TrainerState) -> None:
+    """TL311: the Trainer's model in eval mode computes the same outputs twice on one batch."""
+    trainer = st.trainer
+    inputs = st.inputs
+    if inputs is None:  # the training batch did not reach the model: one evaluation batch instead
+        if getattr(trainer, "eval_dataset", None) is None or isinstance(trainer.eval_dataset, dict):
+            return
+        batch, _, _ = first_batch(trainer.get_eval_dataloader())
+        if batch is None:
+            return
+        inputs = trainer._prepare_inputs(dict(batch)) if hasattr(trainer, "_prepare_inputs") else dict(batch)
+    model = trainer.model
+    report_eval_randomness(h, eval_twice(h, model, lambda: model(**inputs)), st.line, type(unwrap_model(model)).__name__,
+                           f"trainer.{'evaluate' if st.method == 'train' else st.method}()")
+
+
+@check(LOOP_STEP_DONE, "TL311", order=350)
+def check_loop_eval_deterministic(h: Harness, loop: LoopState) -> None:
+    """TL311 in a hand-written loop: the trained model's last call of the loop, replayed twice in eval
+    mode."""
+    if loop.steps != 2 or loop.captured is None:
+        return
+    module, args, kwargs = loop.captured
+    with h.busy():
+        got = eval_twice(h, module, lambda: module(*args, **kwargs))
+    report_eval_randomness(h, got, loop.line, type(unwrap_model(module)).__name__, "the evaluation")

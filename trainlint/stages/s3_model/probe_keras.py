@@ -3,16 +3,25 @@
 ``check_forward``: the batch's feature keys vs the model's ``call`` signature (TL207, transformers
 models), no trainable variables (TL305), one forward pass on the batch without the labels; the number
 of classes the head predicts (``config.num_labels`` for transformers models, else the output width).
+
+``check_eval_deterministic`` (TL311): the model called twice with ``training=False`` on the batch; a
+difference with a dropout in training form (``tf.nn.dropout`` in a layer's ``call``, a Dropout layer
+called with ``training=True``) is a dropout left on in evaluation.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import sys
+from collections.abc import Iterator
+from typing import Any
 
 from trainlint.probe.child import keras_util as ku
 from trainlint.probe.child.harness import Harness
 from trainlint.probe.child.points import FIT_BATCH, KerasState
 from trainlint.probe.child.registry import check
+from trainlint.stages.s3_model.probe import report_eval_randomness
 
 
 @check(FIT_BATCH, "TL207", "TL305", "TL106", "TL301", "TL707", cannot_confirm=("TL402",))
@@ -88,3 +97,54 @@ def check_forward(h: Harness, st: KerasState) -> None:
         st.num_classes = int(st.outputs.shape[-1])
         st.num_classes_source = f"the model's output width {st.num_classes}"
     h.detail(f"model outputs on the batch: {ku.describe(logits)}; first row {ku.short(st.outputs[:1])}")
+
+
+@contextlib.contextmanager
+def _dropouts_in_training(h: Harness, st: KerasState, seen: list[tuple[str, int | None]]) -> Iterator[None]:
+    """Record the dropouts that run in training form (``tf.nn.dropout``; a Dropout layer called with
+    ``training=True``), each with the user's line that called it."""
+    patched: list[tuple[Any, str, Any]] = []
+    tf = sys.modules.get("tensorflow")
+    nn = getattr(tf, "nn", None)
+    if nn is not None and hasattr(nn, "dropout"):
+        original_fn = nn.dropout
+
+        def dropout(*args: Any, **kwargs: Any) -> Any:
+            seen.append(("tf.nn.dropout", h.user_line()))
+            return original_fn(*args, **kwargs)
+
+        patched.append((nn, "dropout", original_fn))
+        nn.dropout = dropout
+    layer = getattr(getattr(st.kmod, "layers", None), "Dropout", None)
+    if layer is not None:
+        original_call = layer.call
+
+        def call(self: Any, inputs: Any, training: Any = None, *args: Any, **kwargs: Any) -> Any:
+            if training is True or (training is not None and bool(ku.np_of(training))):
+                seen.append((f"{type(self).__name__}(training=True)", h.user_line()))
+            return original_call(self, inputs, training, *args, **kwargs)
+
+        patched.append((layer, "call", original_call))
+        layer.call = call
+    try:
+        yield
+    finally:
+        for owner, name, original in reversed(patched):
+            setattr(owner, name, original)
+
+
+@check(FIT_BATCH, "TL311", order=310, phase="evaluation mode")
+def check_eval_deterministic(h: Harness, st: KerasState) -> None:
+    """TL311: the model called with ``training=False`` twice on one batch gives the same outputs; when it
+    does not, the dropout that ran in training form is named at the user's line."""
+    model = st.model
+    feats = ku.features_without_labels(st)
+    seen: list[tuple[str, int | None]] = []
+    try:
+        first = ku.np_of(ku.logits_of(model(feats, training=False)))
+        with _dropouts_in_training(h, st, seen):
+            second = ku.np_of(ku.logits_of(model(feats, training=False)))
+        diff = float(abs(first.astype("float64") - second.astype("float64")).max()) if first.size else 0.0
+    except Exception:  # noqa: BLE001  # several outputs, or a forward that fails: the forward check says why
+        return
+    report_eval_randomness(h, (diff, seen), st.line, type(model).__name__, "evaluate() and predict()", keras=True)

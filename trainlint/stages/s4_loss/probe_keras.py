@@ -10,7 +10,10 @@
 - TL402: a cross-entropy with ``from_logits=False`` applied to outputs that are not probabilities;
   evidence: the per-sample loss next to the ``from_logits=True`` value on the same batch.
 - TL406: the per-sample loss the training uses is finite (rows with out-of-range labels excluded:
-  TL106 reports those).
+  TL106 reports those), and not exactly 0 for every sample.
+
+``check_custom_step_loss`` (``keras_loss.call``): TL403 in a custom training step, a cross-entropy
+``from_logits=True`` given the output of a softmax or sigmoid (the traced op, or eager rows that sum to 1).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Any
 
 from trainlint.probe.child import keras_util as ku
 from trainlint.probe.child.harness import Harness
-from trainlint.probe.child.points import FIT_BATCH, KerasState
+from trainlint.probe.child.points import FIT_BATCH, KERAS_LOSS_CALL, KerasLossCall, KerasState
 from trainlint.probe.child.registry import check
 
 CE_CLASSES = {
@@ -264,7 +267,16 @@ def check_loss(h: Harness, st: KerasState) -> None:
     if values is None:
         return
     bad = np.flatnonzero(~np.isfinite(values))
-    if bad.size:
+    # Keras clips probabilities to [epsilon, 1 - epsilon]: a loss that is 0 shows as about 1.2e-07
+    if values.size and not bad.size and bool(np.all(np.abs(values) <= 1e-6)):
+        h.finding(
+            "TL406",
+            "the loss is exactly 0 for every sample at initialisation (up to Keras' epsilon): no gradient, fit "
+            "learns nothing",
+            evidence=f"{what} per sample: {ku.short(values)}; model outputs {ku.short(outputs[:2])}",
+            line=st.line,
+        )
+    elif bad.size:
         h.finding(
             "TL406",
             f"the loss is not finite for {bad.size} of {values.size} samples at initialisation",
@@ -275,3 +287,59 @@ def check_loss(h: Harness, st: KerasState) -> None:
     else:
         h.checked("TL406")
         h.detail(f"{what} per sample at initialisation: {ku.short(values)}")
+
+
+# ---------------------------------------------------------------- a custom training step's loss
+
+
+#: TensorFlow ops that only move, cast or reshape values: the activation below them is what the loss got
+_PASS_OPS = ("Identity", "IdentityN", "Reshape", "Squeeze", "ExpandDims", "Cast", "StridedSlice", "Transpose")
+
+
+def activation_of(y_pred: Any) -> tuple[str | None, str]:
+    """The activation that made ``y_pred`` and how it is known: a traced tensor's op (``Softmax``,
+    ``Sigmoid``, under reshapes and casts); an eager one's values (rows in [0, 1] summing to 1: a
+    softmax). (None, "traced") when the graph shows another op made it, (None, "") else."""
+    import numpy as np
+
+    try:
+        op = y_pred.op  # symbolic (tf.function): the graph says what made it
+    except Exception:  # noqa: BLE001  # eager: Tensor.op is undefined
+        op = None
+    if op is not None:
+        walked: list[str] = []
+        while op is not None and len(walked) < 16:
+            walked.append(op.type)
+            if op.type in ("Softmax", "Sigmoid"):
+                return op.type.lower(), "traced op " + " ← ".join(walked)
+            if op.type not in _PASS_OPS or not op.inputs:
+                return None, "traced"
+            op = op.inputs[0].op
+        return None, "traced"
+    try:
+        values = np.asarray(y_pred, dtype="float64")
+    except Exception:  # noqa: BLE001
+        return None, ""
+    if values.ndim >= 1 and values.shape[-1] >= 2 and np.all(np.isfinite(values)):
+        if values.min() >= -1e-6 and values.max() <= 1 + 1e-6 and np.abs(values.sum(axis=-1) - 1).max() < 1e-3:
+            return "softmax", "its rows are in [0, 1] and sum to 1"
+    return None, ""
+
+
+@check(KERAS_LOSS_CALL, "TL403")
+def check_custom_step_loss(h: Harness, call: KerasLossCall) -> None:
+    """TL403 in a custom training step: a cross-entropy ``from_logits=True`` given probabilities."""
+    made, how = activation_of(call.y_pred)
+    if made is None:
+        if how == "traced" or not call.kind.startswith("Binary"):
+            h.checked("TL403")  # another op made it, or eager values that are no distribution
+        return  # eager values of a binary loss: a sigmoid cannot be told from logits
+
+    h.finding(
+        "TL403",
+        f"{call.kind}(from_logits=True) is given the output of a {made}: the loss applies "
+        f"{'a sigmoid' if call.kind.startswith('Binary') else 'a softmax'} again, squashes the probabilities and "
+        f"its gradients vanish; drop from_logits=True (or the {made})",
+        evidence=f"the loss called at {h.where(call.line)} on y_pred whose {how}",
+        line=call.line,
+    )

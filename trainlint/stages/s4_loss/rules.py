@@ -199,22 +199,26 @@ class LabelDtypeProblemType(Rule):
 
 @register
 class NonFiniteLoss(Rule):
-    """(probe) The loss is NaN or infinite at initialisation, for some samples of one batch."""
+    """(probe) The loss is NaN or infinite at initialisation, for some samples of one batch; or exactly 0, or
+    computed from a batch whose labels are all ignored (-100)."""
 
     code = "TL406"
     name = "non-finite-loss"
     severity = Severity.ERROR
-    probe = "Runs the model on one batch and checks the per-sample loss is finite."
+    probe = ("Runs the model on one batch and checks the per-sample loss is finite, not exactly 0, and computed "
+             "from at least one label that is not -100.")
 
 
 @register
 class UnexpectedInitialLoss(Rule):
-    """(probe) The loss at initialisation is far from ln(num_labels) for a fresh classification head."""
+    """(probe) The loss at initialisation is far above ln(C) for a fresh head over C classes (num_labels of a
+    classification head, the vocabulary of a language-model head)."""
 
     code = "TL407"
     name = "unexpected-initial-loss"
     severity = Severity.WARNING
-    probe = "Compares the loss on one batch at initialisation with ln(num_labels)."
+    probe = ("Compares the loss on one batch at initialisation with ln(C): num_labels of a classification head, "
+             "the vocabulary of a language-model head.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -268,8 +272,11 @@ class ActivationBeforeLoss(Rule):
     name = "activation-before-loss"
     severity = Severity.ERROR
     measured_from = 4
-    probe = ("Keras: on one batch, the loss `from_logits=True` next to the same loss on the probabilities the last "
-             "layer's softmax/sigmoid gives.")
+    probe = ("PyTorch (Trainer, hand-written loops, Lightning): the autograd graph of what each loss function is "
+             "given (a softmax or sigmoid under reshapes), with the loss on the probabilities next to the loss on "
+             "their logits; Keras: on one batch, the loss `from_logits=True` next to the same loss on the "
+             "probabilities the last layer's softmax/sigmoid gives, and in a custom training step the op (or the "
+             "values) that made what a `from_logits=True` loss is given.")
     #: torch: an activation (a softmax may be the exponential of a log-softmax) and a logits loss; Keras: a
     #: `from_logits=True` loss class on a Sequential whose last layer may say "softmax" in a string only
     #: (hence `from_logits` beside the activations); a criterion wrapper is given the loss class by name
@@ -552,6 +559,8 @@ class OutputActivationLossMismatch(Rule):
     severity = Severity.ERROR
     default = False
     measured_from = 4
+    probe = ("PyTorch: the autograd graph of what `cross_entropy` / `nll_loss` is given (a sigmoid), and whether "
+             "the rows given to `nll_loss` are log-probabilities.")
     #: a loss of Keras (a string one needs `compile`), torch or a functional Keras one
     gate = ((*_KERAS_CE_WORDS, *_TORCH_LOSS_WORDS),)
 

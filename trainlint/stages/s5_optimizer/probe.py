@@ -2,7 +2,9 @@
 
 - the effective learning rate (confirms TL502 when it is the optimizer class's default, TL503 when
   ≥ 1e-3);
-- TL504: an optimizer holding none of the parameters of the model in use;
+- TL504: an optimizer holding none of the parameters of the model in use, or holding tensors of the model
+  that were replaced after it was built (``model.classifier = nn.Linear(...)``) while the new ones train
+  with no optimizer;
 - TL506: one optimizer step (without the warmup scheduler, whose first rate is often 0) leaves the
   weights unchanged.
 
@@ -26,6 +28,7 @@ from trainlint.probe.child.torch_util import (
     base_lrs,
     error_text,
     is_pretrained,
+    made_at,
     moved,
     optimizer_params,
     snapshot,
@@ -105,6 +108,30 @@ def report_lr(h: Harness, optimizer: Any, line: int | None, user_built: bool, mo
     return lr
 
 
+def replaced_parameters(held: list[Any], model: Any) -> str | None:
+    """Evidence that parameters of ``model`` were replaced after the optimizer was built: the optimizer
+    holds tensors that are no longer the model's and got no gradient, while trainable parameters of the
+    model that did get one are not in the optimizer. None otherwise."""
+    if model is None:
+        return None
+    in_model = {id(p) for p in model.parameters()}
+    held_ids = {id(p) for p in held}
+    stale = [p for p in held if id(p) not in in_model]
+    left_out = [(n, p) for n, p in model.named_parameters() if p.requires_grad and id(p) not in held_ids]
+    if not stale or not left_out or any(p.grad is not None for p in stale):
+        return None
+    if not all(p.grad is not None for _, p in left_out):
+        return None
+    shapes = ", ".join(str(tuple(p.shape)) for p in stale[:4])
+    return (f"the optimizer holds {len(stale)} tensors that are not parameters of {type(model).__name__} and got no "
+            f"gradient (shapes {shapes}); {len(left_out)} trainable parameters of the model got a gradient but are "
+            f"not in the optimizer: {[n for n, _ in left_out][:5]}")
+
+
+_REPLACED = ("the optimizer was built before part of the model was replaced: it updates the old tensors, and the "
+             "new ones ({names}) never train")
+
+
 @check(TRAINER_BATCH, "TL504", "TL502", "TL503", "TL501", "TL506", "TL707")
 def check_trainer_step(h: Harness, st: TrainerState) -> None:
     trainer = st.trainer
@@ -123,8 +150,13 @@ def check_trainer_step(h: Harness, st: TrainerState) -> None:
                     f"{type(optimizer).__name__} holds {len(held)} tensors; trainer.model "
                     f"({type(model).__name__}) has {len(model_params)}; overlap 0 → optimizer.step() moves nothing"
                 ),
-                line=st.line,
+                line=made_at(optimizer) or st.line,  # where the optimizer was made on the other model
             )
+            st.stop = True
+            return
+        replaced = replaced_parameters(held, unwrap_model(model))
+        if replaced is not None:
+            h.finding("TL504", _REPLACED.format(names=replaced.rsplit(": ", 1)[-1]), evidence=replaced, line=st.line)
             st.stop = True
             return
     else:
@@ -225,11 +257,17 @@ def _check_first_step(h: Harness, loop: LoopState, optimizer: Any) -> None:
                 "TL504",
                 "optimizer.step() updates parameters that received no gradient: the optimizer was built on "
                 "another model object than the one trained",
-                evidence=f"the optimizer's {len(held)} parameters have no .grad; " + "; ".join(others[:3]),
-                line=line,
+                evidence=f"the optimizer's {len(held)} parameters have no .grad; " + "; ".join(others[:3])
+                + f"; optimizer.step() at {h.where(line)}",
+                line=made_at(optimizer) or line,  # where the optimizer was made on the other model
             )
             loop.reported_504 = True
             return
+    replaced = replaced_parameters(held, loop.trained_model(h, optimizer))
+    if replaced is not None:
+        h.finding("TL504", _REPLACED.format(names=replaced.rsplit(": ", 1)[-1]), evidence=replaced, line=line)
+        loop.reported_504 = True
+        return
     h.checked("TL504")
     if _check_gradients_arrive(h, loop, optimizer, 1):
         return

@@ -423,7 +423,8 @@ class OptimizerOnReplacedModel(Rule):
     default = False
     measured_from = 4
     probe = ("Compares the optimizer's parameters with the model being trained: no overlap confirms it "
-             "(one step then moves nothing).")
+             "(one step then moves nothing), and so do tensors of the model replaced after the optimizer was "
+             "built (the optimizer holds the old ones, the new ones train without it).")
     #: `opt = torch.optim.X(model.parameters(), ...)`
     gate = (("torch",), ("optim",), ("parameters", "named_parameters"))
 

@@ -5,18 +5,22 @@ One eval batch through the model, ``preprocess_logits_for_metrics`` and the user
 - TL601: logits (float, shape (batch, num_labels)) reach a metric / make ``compute_metrics`` fail;
 - TL602: ``compute_metrics`` returns ``None``; TL603: ``preprocess_logits_for_metrics`` returns ``None``;
 - TL606: ``metric_for_best_model`` is not among the returned keys;
-- TL607: ``compute_metrics`` (or ``preprocess_logits_for_metrics``) raises on one eval batch.
+- TL607: ``compute_metrics`` (or ``preprocess_logits_for_metrics``) raises on one eval batch;
+- TL608: the evaluation data is the training data (the same dataset object, or the same examples): the
+  Trainer's ``eval_dataset``, a hand-written loop's evaluation ``DataLoader`` (named val/eval/test/dev).
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 from collections.abc import Iterator
 from typing import Any
 
+from trainlint.probe.child.examples import shared
 from trainlint.probe.child.harness import Harness
-from trainlint.probe.child.points import TRAINER_EVAL_BATCH, TrainerState
+from trainlint.probe.child.points import LOOP_STEP_DONE, TRAINER_EVAL_BATCH, LoopState, TrainerState
 from trainlint.probe.child.registry import check
 from trainlint.probe.child.torch_util import collator_name, error_text, first_batch, unwrap_model
 from trainlint.stages.s2_batching.probe import collation_failure
@@ -261,3 +265,84 @@ def _check_trainer_eval(h: Harness, st: TrainerState) -> None:
             )
             return
     h.checked("TL606")
+
+
+# ---------------------------------------------------------------- TL608: evaluation on the training data
+
+
+def same_data(train: Any, evaluation: Any) -> str | None:
+    """How the evaluation data is the training data (the same object, or the same examples), else None."""
+    if train is None or evaluation is None:
+        return None
+    if evaluation is train:
+        return "the same dataset object"
+    if not all(hasattr(d, "__len__") and hasattr(d, "__getitem__") for d in (train, evaluation)):
+        return None  # a stream: reading it would consume what the script reads next
+    try:
+        found, compared = shared(train, evaluation)
+    except Exception:  # noqa: BLE001  # a dataset that cannot be iterated here: nothing to say
+        return None
+    if compared >= 4 and found == compared:
+        return f"the same examples: each of the first {compared} evaluation examples is a training example"
+    return None
+
+
+@check(TRAINER_EVAL_BATCH, "TL608", order=590, phase="evaluation data")
+def check_trainer_eval_data(h: Harness, st: TrainerState) -> None:
+    """TL608: the Trainer's eval_dataset (each of a dict of them) is its train_dataset."""
+    trainer = st.trainer
+    evals = trainer.eval_dataset
+    if evals is None or getattr(trainer, "train_dataset", None) is None:
+        return
+    named = evals.items() if isinstance(evals, dict) else [("eval_dataset", evals)]
+    for name, evaluation in named:
+        how = same_data(trainer.train_dataset, evaluation)
+        if how is not None:
+            label = name if name == "eval_dataset" else f"eval_dataset[{name!r}]"
+            h.finding(
+                "TL608",
+                f"the Trainer evaluates on its training data: {label} is {how.split(':')[0]} as train_dataset, so "
+                "the evaluation measures memorisation, not generalisation",
+                evidence=f"{label} ({_size(evaluation)}) and train_dataset ({_size(trainer.train_dataset)}): {how}",
+                line=st.line,
+            )
+            return
+    h.checked("TL608")
+
+
+def _size(dataset: Any) -> str:
+    try:
+        return f"{len(dataset)} rows"
+    except TypeError:
+        return type(dataset).__name__
+
+
+@check(LOOP_STEP_DONE, "TL608", order=690)
+def check_loop_eval_data(h: Harness, loop: LoopState) -> None:
+    """TL608 in a hand-written loop: a DataLoader named for evaluation (val/eval/test/dev) reads the
+    dataset, or the examples, of another loader of the script."""
+    if loop.steps != 1:
+        return
+    import torch
+
+    loaders = [(n, v) for n, v in loop.frame_values(h) if isinstance(v, torch.utils.data.DataLoader)]
+    evals = [(n, v) for n, v in loaders if _EVAL_NAME.search(n)]
+    trains = [(n, v) for n, v in loaders if not _EVAL_NAME.search(n)]
+    for ename, eloader in evals:
+        for tname, tloader in trains:
+            how = same_data(tloader.dataset, eloader.dataset)
+            if how is not None:
+                h.finding(
+                    "TL608",
+                    f"`{ename}` evaluates on the training data: its dataset is {how.split(':')[0]} as the one "
+                    f"`{tname}` trains on",
+                    evidence=f"{ename}.dataset ({_size(eloader.dataset)}) and {tname}.dataset "
+                    f"({_size(tloader.dataset)}): {how}",
+                    line=loop.line,
+                )
+                return
+    if evals and trains:
+        h.checked("TL608")
+
+
+_EVAL_NAME = re.compile(r"(^|_)(val|valid|validation|eval|evaluation|test|dev)(_|$|loader|dl|data)", re.IGNORECASE)

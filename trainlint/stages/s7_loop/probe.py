@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import re
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 from trainlint.probe.child import curve
@@ -142,13 +143,19 @@ def overfit_loop(h: Harness, loop: LoopState) -> None:
     module, args, kwargs = loop.captured
     module.train()
     rate = use_base_rate(optimizer)
-    losses: list[float] = []
-    for _ in range(n):
-        optimizer.zero_grad(set_to_none=True)
+
+    def compute() -> Any:
         out = module(*args, **kwargs)
         loss = getattr(out, "loss", None)
         if loss is None and isinstance(out, dict):
             loss = out.get("loss")
+        return loss
+
+    initial = _initial_weights(module)
+    losses: list[float] = []
+    for _ in range(n):
+        optimizer.zero_grad(set_to_none=True)
+        loss = compute()
         if loss is None:
             h.incomplete("overfit", "the model does not return its loss (the loop computes it outside): "
                          "not replayed", codes=("TL706",))
@@ -160,7 +167,43 @@ def overfit_loop(h: Harness, loop: LoopState) -> None:
             break
         loss.backward()
         optimizer.step()
-    report_overfit(h, losses, optimizer, f"--overfit {n}: the loop's batch of step 2", line, rate=rate)
+    reference = None if initial is None else (lambda: _reference_run(module, initial, compute, n))
+    report_overfit(h, losses, optimizer, f"--overfit {n}: the loop's batch of step 2", line, rate=rate,
+                   reference=reference)
+
+
+#: parameters beyond which the probe keeps no copy of the initial weights for a reference run
+_SNAPSHOT_LIMIT = 200_000_000
+
+
+def _initial_weights(model: Any) -> dict[str, Any] | None:
+    """A copy of the model's state before the --overfit steps (None for a model too large to copy)."""
+    if sum(p.numel() for p in model.parameters()) > _SNAPSHOT_LIMIT:
+        return None
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def _reference_run(model: Any, initial: dict[str, Any], compute: Callable[[], Any], steps: int) -> list[float]:
+    """The same batch from the same initial weights, with Adam at the reference rate (curve.REFERENCE_RATE)
+    for at least curve.REFERENCE_STEPS steps: the losses."""
+    import torch
+
+    model.load_state_dict(initial)
+    params = [p for p in model.parameters() if p.requires_grad]
+    losses: list[float] = []
+    optimizer = torch.optim.Adam(params, lr=curve.REFERENCE_RATE) if params else None
+    for _ in range(max(steps, curve.REFERENCE_STEPS)):
+        if optimizer is not None:
+            optimizer.zero_grad(set_to_none=True)
+        loss = compute()
+        loss = loss.mean() if loss.dim() > 0 else loss
+        value = float(loss.detach())
+        losses.append(value)
+        if not math.isfinite(value) or optimizer is None:
+            break
+        loss.backward()
+        optimizer.step()
+    return losses if optimizer is not None else losses * 2  # nothing trainable: flat
 
 
 # ---------------------------------------------------------------- crashes inside a hand-written loop
@@ -325,6 +368,7 @@ def overfit_trainer(h: Harness, st: TrainerState) -> None:
     optimizer = st.optimizer or trainer.create_optimizer()
     rate = use_base_rate(optimizer)
     model.train()
+    initial = _initial_weights(model)
     # Start from the loss at initialisation (before the optimizer stage's one step).
     losses: list[float] = [float(st.loss.detach().float().mean())] if st.loss is not None else []
     for _ in range(max(n - len(losses), 1)):
@@ -338,13 +382,20 @@ def overfit_trainer(h: Harness, st: TrainerState) -> None:
             break
         loss.backward()
         optimizer.step()
-    report_overfit(h, losses, optimizer, f"--overfit {n}: one batch", st.line, rate=rate + ", no scheduler")
+    inputs = st.inputs
+    reference = None if initial is None else (
+        lambda: _reference_run(model, initial, lambda: trainer.compute_loss(model, dict(inputs)), n))
+    report_overfit(h, losses, optimizer, f"--overfit {n}: one batch", st.line, rate=rate + ", no scheduler",
+                   reference=reference)
 
 
-def report_overfit(h: Harness, losses: list[float], optimizer: Any, what: str, line: Any, rate: str = "") -> None:
+def report_overfit(h: Harness, losses: list[float], optimizer: Any, what: str, line: Any, rate: str = "",
+                   reference: Callable[[], list[float]] | None = None) -> None:
     """Classify the loss curve of N steps on one batch (the seeds' four failure shapes) and report
     TL706 unless it went down to near zero; the plot goes to --verbose details. On a random
-    ``--tiny-model`` a curve that does not fall is not evidence against the script: a note."""
+    ``--tiny-model`` a curve that does not fall is not evidence against the script: a note. A plateau
+    is judged against ``reference`` (the same batch from the same weights at the reference rate): at a
+    fine-tuning rate N steps may prove nothing (:func:`curve.judge_plateau`)."""
     verdict, text = curve.report(losses)
     if not rate:
         rate = f"lr={max(float(g.get('lr', 0.0)) for g in optimizer.param_groups):g}"
@@ -361,10 +412,17 @@ def report_overfit(h: Harness, losses: list[float], optimizer: Any, what: str, l
             "TL706 (run --overfit without --tiny-model to judge the pipeline)"
         )
         return
+    also = ""
+    if verdict.kind == "plateaus" and reference is not None:
+        ref = h.guarded("overfit reference", reference)
+        if ref:
+            also = curve.judge_plateau(h, "TL706", verdict, losses, ref, rate)
+            if not also:
+                return
     h.finding(
         "TL706",
         f"the model cannot overfit one batch: the loss {verdict.kind} ({verdict.summary}) at {rate}; "
-        f"likely: {verdict.causes}",
+        f"likely: {verdict.causes}{also}",
         evidence=f"{head}: loss curve {[round(x, 4) for x in losses[:40]]}\n{curve.plot(losses)}",
         line=line,
     )

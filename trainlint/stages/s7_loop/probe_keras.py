@@ -8,6 +8,10 @@ framework-neutral :mod:`trainlint.probe.child.curve` shared with the PyTorch pro
 
 from __future__ import annotations
 
+import math
+import sys
+from typing import Any
+
 from trainlint.probe.child import curve
 from trainlint.probe.child import keras_util as ku
 from trainlint.probe.child.harness import Harness
@@ -28,6 +32,10 @@ def overfit(h: Harness, st: KerasState) -> None:
     # The probe's first train step (TL506) ran at the schedule's current value: start a new curve when
     # the rate changed.
     losses = list(st.step_losses[:1]) if "current value" not in rate else []
+    try:
+        initial = st.model.get_weights()
+    except Exception:  # noqa: BLE001  # a model whose weights cannot be read back: no reference run
+        initial = None
     try:
         while len(losses) < steps:
             value = ku.train_once(st, x, y, sw)
@@ -51,9 +59,39 @@ def overfit(h: Harness, st: KerasState) -> None:
             "initialised model may not fit the batch, so this says nothing about the script: not reported as TL706"
         )
         return
+    also = ""
+    if verdict.kind == "plateaus" and initial is not None:
+        ref = h.guarded("overfit reference", _reference, st, x, y, sw, initial, len(losses))
+        if ref:
+            also = curve.judge_plateau(h, "TL706", verdict, losses, ref, rate)
+            if not also:
+                return
     h.finding(
         "TL706",
-        f"the model cannot overfit one batch: the loss {verdict.kind} ({verdict.summary}) at {rate}",
+        f"the model cannot overfit one batch: the loss {verdict.kind} ({verdict.summary}) at {rate}{also}",
         evidence=f"{head} losses {ku.short(losses, 12)}; likely causes: {verdict.causes}\n{curve.plot(losses)}",
         line=st.line,
     )
+
+
+def _reference(st: KerasState, x: Any, y: Any, sw: Any, initial: list[Any], steps: int) -> list[float]:
+    """The same batch from the weights the overfit run started from, with a fresh Adam at the reference
+    rate (curve.REFERENCE_RATE), for at least curve.REFERENCE_STEPS steps; the script's optimizer is put
+    back afterwards."""
+    model = st.model
+    kmod: Any = st.kmod or sys.modules.get("keras")
+    compiled = model.optimizer
+    model.set_weights(initial)
+    model.optimizer = kmod.optimizers.Adam(curve.REFERENCE_RATE)
+    model.train_function = None
+    losses: list[float] = []
+    try:
+        for _ in range(max(steps, curve.REFERENCE_STEPS)):
+            value = ku.train_once(st, x, y, sw)
+            losses.append(float("nan") if value is None else value)
+            if not math.isfinite(losses[-1]):
+                break
+    finally:
+        model.optimizer = compiled
+        model.train_function = None
+    return losses

@@ -318,12 +318,12 @@ class TrainerTokenizerArgument(RenamedKeyword):
             return
         versions = versions_of(self.ctx)
         st = status(versions, f"trl.{cls}(tokenizer=)")  # no evidence: the latest trl
-        if st.pin is None:
-            # trl 0.12, the first with `processing_class`, needs transformers 4.46 (its setup.py): a script on an
-            # older transformers runs a trl that takes `tokenizer=`
-            tf = status(versions, "transformers.Trainer(processing_class=)", default=VALID)
-            if tf.state == ABSENT:
-                st = dataclasses.replace(st, state=VALID, pin=tf.pin)
+        # trl 0.12, the first with `processing_class`, needs transformers 4.46 (its setup.py): a script on an
+        # older transformers runs a trl that takes `tokenizer=`, unless stronger evidence names its trl (the
+        # script's transformers pin outranks the trl installed here)
+        tf = status(versions, "transformers.Trainer(processing_class=)", default=VALID)
+        if tf.state == ABSENT and tf.pin is not None and (st.pin is None or tf.pin.level < st.pin.level):
+            st = dataclasses.replace(st, state=VALID, pin=tf.pin)
         self.report_renamed(node, arg, st, f"trl.{cls}(processing_class=)")
 
 

@@ -7,17 +7,23 @@ observer on ``torch``; its ``device_map`` rewrite inside the ``--tiny-model`` lo
 
 - ``cuda_on_cpu``: scripts written for GPUs and clusters, on one CPU (``cuda.emulated``);
 - ``keras_fit``: ``Model.fit`` (``fit.*``) and hand-written ``GradientTape`` loops (``tape.*``);
+- ``keras_losses``: Keras cross-entropies ``from_logits=True`` called outside ``fit`` (``keras_loss.call``);
 - ``tf_devices``: TensorFlow distribution strategies and TPUs, on one CPU;
 - ``torch_loop``: hand-written PyTorch loops (``loop.*``);
+- ``torch_losses``: torch's functional losses, on every path (``loss.call``);
 - ``hf_datasets``: ``load_dataset``, cut to the probe's rows after its label columns are counted;
-- ``hf_trainer``: the transformers ``Trainer`` (``trainer.*``), ``--tiny-model``.
+- ``hf_trainer``: the transformers ``Trainer`` (``trainer.*``), ``--tiny-model``;
+- ``lightning_dirs``: Lightning's log and checkpoint directories, redirected like ``--output_dir``.
 """
 
 PLUGINS = (
     "trainlint.probe.child.frameworks.cuda_on_cpu",
     "trainlint.probe.child.frameworks.keras_fit",
+    "trainlint.probe.child.frameworks.keras_losses",
     "trainlint.probe.child.frameworks.tf_devices",
     "trainlint.probe.child.frameworks.torch_loop",
+    "trainlint.probe.child.frameworks.torch_losses",
     "trainlint.probe.child.frameworks.hf_datasets",
     "trainlint.probe.child.frameworks.hf_trainer",
+    "trainlint.probe.child.frameworks.lightning_dirs",
 )

@@ -27,6 +27,7 @@ from trainlint.probe.child.points import (
     TRAINER_OVERFIT,
     TRAINER_REACHED,
     DatasetRecord,
+    DeviceEmulation,
     TrainerState,
 )
 
@@ -55,14 +56,68 @@ def _on_training_args(h: Harness, mod: Any) -> None:
                 setattr(self, name, value)
         if getattr(self, "logging_dir", None):
             self.logging_dir = os.path.join(self.output_dir, "logs")
-        original(self)
-        # CPU only, no mixed precision the CPU cannot do: the probe checks logic, not speed.
-        for name in ("fp16", "bf16", "tf32"):
-            if getattr(self, name, None):
-                h.note(f"TrainingArguments({name}=True) ignored by the probe (CPU run)")
-                setattr(self, name, False)
+        contradiction = h.guarded("precision flags", _precision_on_cpu, h, self)
+        if not contradiction:
+            original(self)
+            return
+        # fp16 and bf16 together: on the cluster the arguments refuse the pair ("At most one of fp16 and
+        # bf16"); on the CPU they would stop earlier at "doesn't support bf16/gpu". Validate as a bf16 GPU.
+        saved = getattr(mod, "is_torch_bf16_gpu_available", None)
+        if saved is not None:
+            mod.is_torch_bf16_gpu_available = lambda *a, **k: True
+        try:
+            original(self)
+        finally:
+            if saved is not None:
+                mod.is_torch_bf16_gpu_available = saved
 
     TrainingArguments.__post_init__ = __post_init__
+
+
+#: Precision flags the CPU cannot honour, and what the probe runs instead. Turned off *before*
+#: ``TrainingArguments.__post_init__`` validates them: it raises "Your setup doesn't support bf16/gpu"
+#: (and "--tf32 requires Ampere") on a machine without a GPU, for flags that are right on the cluster.
+_PRECISION = {
+    "bf16": "bf16 emulated in float32 on CPU",
+    "bf16_full_eval": "bf16 evaluation emulated in float32 on CPU",
+    "fp16": "fp16 mixed precision emulated in float32 on CPU (a float16 overflow cannot be seen)",
+    "fp16_full_eval": "fp16 evaluation emulated in float32 on CPU",
+    "tf32": "tf32 ignored (a GPU matmul mode; float32 on CPU)",
+}
+
+
+def _precision_on_cpu(h: Harness, args: Any) -> bool:
+    """The precision flags of a GPU run, turned off before the arguments validate them. A contradiction
+    (fp16 and bf16 together) is left for the arguments to refuse, that error is the script's: True then."""
+    if _has_gpu():
+        return False
+    if getattr(args, "fp16", False) and getattr(args, "bf16", False):
+        return True
+    if getattr(args, "fp16_full_eval", False) and getattr(args, "bf16_full_eval", False):
+        return True
+    said = []
+    for name, text in _PRECISION.items():
+        if getattr(args, name, None):
+            setattr(args, name, False)
+            said.append(f"{name}=True: {text}")
+            if name == "fp16":
+                emulation = h.kept(DeviceEmulation)
+                if emulation is not None:  # the float16 checks say what the CPU cannot show
+                    emulation.fp16 = True
+                    emulation.add("TrainingArguments(fp16=True) → float32")
+    if said:
+        h.note(f"TrainingArguments({'; '.join(said)}); the probe has no GPU")
+    return False
+
+
+def _has_gpu() -> bool:
+    import sys
+
+    torch = sys.modules.get("torch")
+    try:
+        return bool(torch is not None and torch._C._cuda_getDeviceCount() > 0)  # noqa: SLF001
+    except Exception:  # noqa: BLE001
+        return False
 
 
 def _on_trainer(h: Harness, mod: Any) -> None:
@@ -88,10 +143,23 @@ def _on_trainer(h: Harness, mod: Any) -> None:
     for name in ("train", "evaluate", "predict"):
         intercept(name)
 
+    original_init = Trainer.__init__
+
+    @functools.wraps(original_init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        # The script's line of Trainer(...) (a subclass's too): where its arguments were chosen.
+        if "_trainlint_line" not in self.__dict__:
+            self.__dict__["_trainlint_line"] = h.user_line()
+        original_init(self, *args, **kwargs)
+
+    Trainer.__init__ = __init__
+
 
 def probe_trainer(h: Harness, trainer: Any, method: str, line: int | None) -> None:
     """Announce the Trainer's points, in pipeline order, on one :class:`TrainerState`."""
-    st = TrainerState(line, trainer=trainer, method=method, model=trainer.model)
+    st = TrainerState(line, trainer=trainer, made_at=trainer.__dict__.get("_trainlint_line"), method=method,
+                      model=trainer.model)
+    h.reached(f"trainer.{method}()", line)
     registry.announce(h, TRAINER_REACHED, st)
     reached = h.elapsed()
     h.note(f"probe reached trainer.{method}() at {h.where(line)}; {type(trainer).__name__} with {type(st.model).__name__}")

@@ -21,7 +21,9 @@ through the optimizer's ``apply_gradients`` for two steps: the points ``tape.app
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import sys
 from typing import Any
 
 from trainlint.probe.child import keras_util as ku
@@ -181,18 +183,37 @@ def probe_fit(h: Harness, model: Any, args: tuple[Any, ...], kwargs: dict[str, A
     fit_args = dict(zip(_FIT_PARAMS, args))
     fit_args.update(kwargs)
     st = KerasState.at_fit(model, fit_args, line)
+    h.reached("model.fit()", line)
     flavour = "tf-keras (Keras 2)" if st.flavour == "tf_keras" else "Keras 3"
     version = getattr(st.kmod, "__version__", "?")
     h.note(
         f"probe reached model.fit() at {h.where(line)}; {type(model).__name__} on {flavour} {version}"
         + (" (transformers TF model)" if st.transformers else "")
     )
-    registry.announce(h, FIT_REACHED, st)
-    with h.busy():
-        ku.set_eager(st, True)  # one eager step costs less than tracing the train function
-        registry.announce(h, FIT_BATCH, st)
-        if h.config.overfit > 0:
-            registry.announce(h, FIT_OVERFIT, st)
+    with strategy_scope(model):
+        registry.announce(h, FIT_REACHED, st)
+        with h.busy():
+            ku.set_eager(st, True)  # one eager step costs less than tracing the train function
+            registry.announce(h, FIT_BATCH, st)
+            if h.config.overfit > 0:
+                registry.announce(h, FIT_OVERFIT, st)
+
+
+def strategy_scope(model: Any) -> Any:
+    """The scope of the distribution strategy the model was made under, as ``fit`` enters it: a model
+    built lazily (no ``Input``) creates its variables at the probe's first call, and they must belong to
+    that strategy (else its optimizer refuses them: "colocate_vars_with must only be passed a variable
+    created in this tf.distribute.Strategy.scope()")."""
+    strategy = getattr(model, "distribute_strategy", None)  # Keras 3 on TensorFlow, tf-keras
+    tf = sys.modules.get("tensorflow")
+    if strategy is None or tf is None or not hasattr(strategy, "scope"):
+        return contextlib.nullcontext()
+    try:
+        if tf.distribute.has_strategy() or strategy is tf.distribute.get_strategy():
+            return contextlib.nullcontext()  # already inside it, or the default strategy
+    except Exception:  # noqa: BLE001
+        return contextlib.nullcontext()
+    return strategy.scope()
 
 
 # ---------------------------------------------------------------- hand-written GradientTape loops
@@ -212,6 +233,7 @@ def _before_traced(h: Harness, tape: TapeState, opt: Any, grads: list[Any], vari
 def _before(h: Harness, tape: TapeState, opt: Any, grads: list[Any], variables: list[Any]) -> None:
     line = h.user_line()
     if tape.steps == 0:
+        h.reached("apply_gradients()", line)
         tape.watched = list(variables)
         tape.first = [ku.np_of(v).copy() for v in variables]
         lr, sched = ku.effective_lr(opt)

@@ -6,6 +6,7 @@ keeps the counters and lines in a :class:`~trainlint.probe.child.points.LoopStat
 points ``loop.backward``, ``loop.step`` (before ``optimizer.step()``), ``loop.step_done`` (after it) and,
 with ``--overfit N``, ``loop.overfit``; the checks live in the stages. ``loss.backward()``,
 ``torch.autograd.backward(loss)`` and ``accelerator.backward(loss)`` all reach ``Tensor.backward``.
+Each optimizer records the script's line that made it (``made_at`` in torch_util).
 """
 
 from __future__ import annotations
@@ -48,6 +49,16 @@ def _on_torch(h: Harness, torch: Any) -> None:
             return zero_grad
 
         owner.zero_grad = make(original_zero)
+    original_init = torch.optim.Optimizer.__init__
+
+    @functools.wraps(original_init)
+    def optimizer_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        # The script's line that made the optimizer (not one the probe or a library made for it).
+        if not h.is_busy() and "_trainlint_line" not in self.__dict__:
+            self.__dict__["_trainlint_line"] = h.user_line()
+        original_init(self, *args, **kwargs)
+
+    torch.optim.Optimizer.__init__ = optimizer_init
     try:
         from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
     except ImportError:  # very old torch
@@ -73,6 +84,7 @@ def _on_backward(h: Harness, loop: LoopState, tensor: Any) -> None:
     line = h.user_line()
     if loop.first_line is None:
         loop.first_line = line
+        h.reached("backward()", line)
     loop.backward_line = line
     loop.tensor, loop.line = tensor, line
     try:
@@ -102,14 +114,13 @@ def _on_step_post(h: Harness, loop: LoopState, optimizer: Any) -> None:
     registry.announce(h, LOOP_STEP_DONE, loop)
     loop.snap = []
     if loop.steps == 1:
-        if h.config.overfit > 0:
-            h.guarded("overfit capture", _capture_inputs, h, loop, optimizer)
+        h.guarded("model call capture", _capture_inputs, h, loop, optimizer)
         return
     # Second step: the loop checks are complete.
+    if loop.capture_handle is not None:
+        loop.capture_handle.remove()
     if h.config.overfit > 0:
         h.phase("overfit")
-        if loop.capture_handle is not None:
-            loop.capture_handle.remove()
         with h.busy():
             registry.announce(h, LOOP_OVERFIT, loop)
     h.stop(
@@ -120,7 +131,8 @@ def _on_step_post(h: Harness, loop: LoopState, optimizer: Any) -> None:
 
 
 def _capture_inputs(h: Harness, loop: LoopState, optimizer: Any) -> None:
-    """--overfit N: record the model call of step 2 (its module and inputs), to replay it N times."""
+    """Record the model call of step 2 (its module and inputs): replayed by the checks (in eval mode;
+    N times with --overfit N)."""
     held = {id(p) for p in optimizer_params(optimizer)}
     for _, m in loop.frame_modules(h):
         if any(id(p) in held for p in m.parameters()):
