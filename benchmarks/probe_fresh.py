@@ -148,7 +148,8 @@ def parse(output: str) -> dict:
     findings = [m.groupdict() for m in map(FINDING.match, output.splitlines()) if m]
     return {"findings": findings, "all_clear": "All checks passed!" in output,
             "stopped": [line.strip() for line in output.splitlines()
-                        if "the probe stopped" in line or "did not reach training" in line or "could not complete" in line]}
+                        if any(words in line for words in ("the probe stopped", "did not reach training", "could not complete",
+                                                            "not all checks ran", "the probe did not run"))]}
 
 
 def judge(got: dict, case: dict, text: str) -> tuple[bool, str]:
@@ -167,7 +168,8 @@ def judge(got: dict, case: dict, text: str) -> tuple[bool, str]:
                                                                                         f"expected {at})"))
 
 
-def run_probes(python: str | None, keras_python: str, only: str | None, out: Path | None) -> None:
+def run_probes(python: str | None, keras_python: str, only: str | None, out: Path | None,
+               extra: list[str] = ()) -> None:
     rows = []
     for s in load():
         for case in s["case"]:
@@ -178,7 +180,7 @@ def run_probes(python: str | None, keras_python: str, only: str | None, out: Pat
             text = path.read_text(encoding="utf-8")
             py = keras_python if s.get("keras") else python
             cmd = [sys.executable, "-m", "trainlint", "--probe", "--no-cache", *(["--python", py] if py else []),
-                   path.name, "--", *args_of(s, case)]
+                   *extra, path.name, "--", *args_of(s, case)]
             start = time.perf_counter()
             proc = subprocess.run(cmd, cwd=path.parent, capture_output=True, text=True, timeout=900,
                                   env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -208,6 +210,8 @@ def main() -> None:
                     help="the TensorFlow environment's interpreter (scripts marked keras)")
     ap.add_argument("--only")
     ap.add_argument("--out", type=Path, help="append one JSON line per probed case")
+    ap.add_argument("--trainlint-option", action="append", default=[], dest="extra",
+                    help="probe: an option for trainlint (e.g. --trainlint-option=--probe-rows=1000); repeatable")
     ns = ap.parse_args()
     if ns.command == "materialise":
         if not ns.mirrors:
@@ -216,7 +220,7 @@ def main() -> None:
     elif ns.command == "real":
         run_real(ns.python or sys.executable, ns.keras_python, ns.only)
     else:
-        run_probes(ns.python, ns.keras_python, ns.only, ns.out)
+        run_probes(ns.python, ns.keras_python, ns.only, ns.out, ns.extra)
 
 
 if __name__ == "__main__":
