@@ -151,7 +151,7 @@ def _run_in_pty(argv: list[str], env: dict[str, str], until: float,
 
 def _gone(pid_file: Path) -> bool:
     pid = int(pid_file.read_text())
-    for _ in range(50):
+    for _ in range(300):  # the sandbox's cleanup may take seconds on a loaded machine
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
