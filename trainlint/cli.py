@@ -361,7 +361,8 @@ def _probe(file_paths, findings, run, python, timeout, rows, tiny_model, overfit
     elif report.incomplete:
         n = len(report.incomplete)
         run.probe_incomplete = f"{n} probe check{'s' if n != 1 else ''} could not complete (see the probe notes)"
-    return report.findings, report.outcome != "reached-training"
+    # a check that could not complete is no all clear: the run fails (unless --exit-zero)
+    return report.findings, report.outcome != "reached-training" or bool(report.incomplete)
 
 
 @main.command("rule", short_help="Print the document of one rule.")

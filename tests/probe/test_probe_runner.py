@@ -122,3 +122,27 @@ def test_incomplete_check_is_a_note_and_never_all_clear(tmp_path):
     run = Run(files_checked=1, probed=True, probe_incomplete="1 probe check could not complete")
     assert "All checks passed" not in summary([], run)
     assert summary([], Run(files_checked=1, probed=True)) == "All checks passed!"
+
+
+def test_a_check_that_could_not_complete_fails_the_run(tmp_path, monkeypatch):
+    """The probe reached training and found nothing, but a check could not complete: exit 1, not 0."""
+    from click.testing import CliRunner
+
+    import trainlint.probe
+    from trainlint.cli import main
+
+    script = tmp_path / "train.py"
+    script.write_text("import torch\n", encoding="utf-8")
+    events = [
+        {"type": "incomplete", "check": "weights move", "reason": "no optimizer step observed", "codes": ["TL506"]},
+        {"type": "end", "outcome": "reached-training", "text": "stopped at train()"},
+    ]
+
+    def fake_run_probe(path, findings, options):
+        return build_report(path, findings, [protocol.decode(e) for e in events], "reached-training", isolated=True)
+
+    monkeypatch.setattr(trainlint.probe, "run_probe", fake_run_probe)
+    result = CliRunner().invoke(main, ["--probe", str(script)])
+    assert result.exit_code == 1, result.output
+    assert "Not all checks ran" in result.output or "not all checks ran" in result.output
+    assert CliRunner().invoke(main, ["--probe", "--exit-zero", str(script)]).exit_code == 0
