@@ -80,10 +80,60 @@ def test_selection(project, args, expected):
     assert {f[3] for f in findings_of(proc)} == expected
 
 
-def test_unknown_selector_is_a_usage_error(project):
+def test_unknown_selector_names_the_option(project):
     proc = run_cli("--select", "TL999", "train.py", cwd=project)
     assert proc.returncode == 2
-    assert "unknown rule selector" in proc.stderr
+    assert "--select: unknown rule selector 'TL999'" in proc.stderr
+    assert "Usage:" not in proc.stderr
+
+
+@pytest.mark.parametrize("key, toml", [
+    ("select", 'select = ["TL3", "TL9x"]'),
+    ("ignore", 'ignore = ["TL9x"]'),
+    ("extend-select", 'extend-select = ["TL9x"]'),
+    ("per-file-ignores", 'per-file-ignores = {"legacy/*.py" = ["TL9x"]}'),
+])
+def test_unknown_selector_in_pyproject_names_the_file_and_key(project, key, toml):
+    (project / "pyproject.toml").write_text(f"[tool.trainlint]\n{toml}\n")
+    proc = run_cli("train.py", cwd=project)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert f"{project / 'pyproject.toml'}: [tool.trainlint] `{key}`" in proc.stderr
+    assert "unknown rule selector 'TL9x'" in proc.stderr
+    assert "Usage:" not in proc.stderr
+
+
+def test_malformed_pyproject_is_an_error_naming_the_file(project):
+    """The project's own pyproject.toml, broken, is never skipped: its [tool.trainlint] would silently
+    stop applying."""
+    (project / "pyproject.toml").write_text('[tool.trainlint]\nignore = ["TL805"\n')
+    proc = run_cli("train.py", cwd=project)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith(f"trainlint: {project / 'pyproject.toml'}: invalid TOML: ")
+    assert "(at " in proc.stderr  # the TOML error and where it is
+    assert "Usage:" not in proc.stderr
+
+
+def test_malformed_parent_pyproject_with_trainlint_table_is_an_error(project):
+    sub = project / "pkg"
+    sub.mkdir()
+    (sub / "pyproject.toml").write_text('[project]\nname = "pkg"\n')  # valid, no [tool.trainlint]
+    (sub / "train.py").write_text(BUGGY)
+    (project / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.trainlint]\nignore = [TL805]\n')
+    proc = run_cli("train.py", cwd=sub)
+    assert proc.returncode == 2
+    assert f"{project / 'pyproject.toml'}: invalid TOML" in proc.stderr and "Usage:" not in proc.stderr
+    # a broken parent that holds no trainlint table is not trainlint's configuration: skipped
+    (project / "pyproject.toml").write_text('[project\nname = "x"\n')
+    proc = run_cli("train.py", cwd=sub)
+    assert proc.returncode == 1 and {f[3] for f in findings_of(proc)} == {"TL301", "TL805"}
+
+
+def test_config_errors_have_no_usage_banner(project):
+    proc = run_cli("--config", str(project / "missing.toml"), "train.py", cwd=project)
+    assert proc.returncode == 2 and "config file not found" in proc.stderr and "Usage:" not in proc.stderr
+    (project / "pyproject.toml").write_text('[tool.trainlint]\nfail-on = "sometimes"\n')
+    proc = run_cli("train.py", cwd=project)
+    assert proc.returncode == 2 and "`fail-on` must be one of" in proc.stderr and "Usage:" not in proc.stderr
 
 
 def test_pyproject_config_select_ignore_and_per_file_ignores(project):

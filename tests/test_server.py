@@ -562,6 +562,18 @@ async def test_broken_config_falls_back_to_defaults_with_a_message(client: Langu
     assert any("selekt" in m.message and m.type == lsp.MessageType.Warning for m in client.messages)
 
 
+def test_malformed_pyproject_is_a_warning_naming_the_file(tmp_path: Path):
+    """A broken pyproject.toml is not skipped in the editor either: the default rules, and a warning
+    naming the file and the TOML error."""
+    from trainlint.server import Linter
+
+    (tmp_path / "pyproject.toml").write_text('[tool.trainlint]\nignore = ["TL805"\n', encoding="utf-8")
+    messages: list[str] = []
+    settings = Linter().settings_for(tmp_path / "train.py", None, messages)
+    assert settings.ignore == []
+    assert len(messages) == 1 and f"{tmp_path / 'pyproject.toml'}: invalid TOML" in messages[0]
+
+
 # ---------------------------------------------------------------------------------------------
 # the command
 

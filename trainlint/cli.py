@@ -47,6 +47,16 @@ class DefaultGroup(click.Group):
         super().format_epilog(ctx, formatter)
 
 
+class ConfigProblem(click.ClickException):
+    """A configuration error (a pyproject.toml, --config, a selector): the message names the file and
+    key or the option, exit code 2, and no `Usage:` banner (the command line was not the problem)."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:
+        click.echo(f"trainlint: {self.format_message()}", err=True)
+
+
 def _split_codes(values: tuple[str, ...]) -> list[str]:
     return [c.strip() for v in values for c in v.split(",") if c.strip()]
 
@@ -104,7 +114,7 @@ def check(paths, select, ignore, extend_select, output_format, exit_zero, fail_o
         if len(scripts) != 1 or not scripts[0].is_file():
             raise click.UsageError("--prefetch takes one script: `trainlint probe --prefetch SCRIPT`")
         sys.exit(run_prefetch(scripts[0], python=python, tiny_model=tiny_model, rows=probe_rows, echo=click.echo))
-    from trainlint.config import ConfigError, load_settings
+    from trainlint.config import ConfigError, check_selectors, load_settings
 
     script_args: tuple[str, ...] = ()
     if probe and "--" in sys.argv:
@@ -116,6 +126,8 @@ def check(paths, select, ignore, extend_select, output_format, exit_zero, fail_o
         first = next((p for p in paths if str(p) != "-"), None)
         start = (first if first is not None and first.is_dir() else (first.parent if first else Path.cwd()))
         settings = load_settings(config_file, start=start if start.exists() else Path.cwd())
+        for option, values in (("--select", select), ("--ignore", ignore), ("--extend-select", extend_select)):
+            check_selectors(_split_codes(values), option)
         if select:  # an explicit selection on the command line replaces the file's selection
             settings.select = _split_codes(select)
             settings.ignore, settings.extend_select = [], []
@@ -128,7 +140,7 @@ def check(paths, select, ignore, extend_select, output_format, exit_zero, fail_o
         settings._codes = None
         settings.codes()
     except ConfigError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise ConfigProblem(str(exc)) from None
     if probe and (fix or diff):
         raise click.UsageError("--probe cannot be combined with --fix/--diff: fix first, then probe")
     try:
