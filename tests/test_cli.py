@@ -208,6 +208,74 @@ def test_stdin_with_filename():
     assert proc.stdout.startswith("nb/train.py:5:9: TL301")
 
 
+_NOTEBOOK = json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                                    "source": BUGGY.splitlines(keepends=True)}],
+                         "metadata": {"kernelspec": {"name": "python3", "language": "python"}},
+                         "nbformat": 4, "nbformat_minor": 5})
+
+
+@pytest.mark.parametrize("name, data", [
+    ("binary.py", b"\x7fELF\x02\x01\x01\x00\x00\x00import torch\n"),
+    ("latin1.py", "import torch\nname = 'Fran\u00e7ois'\n".encode("latin-1")),
+    ("declared.py", "# -*- coding: latin-1 -*-\nimport torch\nname = 'Fran\u00e7ois'\n".encode("latin-1")),
+    ("bom.py", b"\xef\xbb\xbf" + BUGGY.encode()),
+    ("broken.py", b"import torch\ndef f(:\n"),
+    ("broken_plain.py", b"def f(:\n    pass\n"),  # no framework word: not a training script
+    ("plain.py", b"x = 1\n"),
+    ("empty.py", b""),
+    ("nb.ipynb", _NOTEBOOK.encode()),
+    ("bad.ipynb", b"{not json"),
+    ("crlf.py", BUGGY.replace("\n", "\r\n").encode()),
+])
+def test_stdin_is_linted_as_the_same_file_by_path(tmp_path, name, data):
+    """`trainlint - --stdin-filename NAME` reports exactly what `trainlint NAME` reports for the file that
+    holds the same bytes: binary and undecodable input is TL002, a .ipynb name is a notebook."""
+    import subprocess
+    import sys
+
+    (tmp_path / name).write_bytes(data)
+    by_path = run_cli("--no-cache", name, cwd=tmp_path)
+    by_stdin = subprocess.run([sys.executable, "-m", "trainlint", "--no-cache", "-", "--stdin-filename", name],
+                              cwd=tmp_path, input=data, capture_output=True, timeout=120)
+    assert (by_stdin.returncode, by_stdin.stdout.decode(), by_stdin.stderr.decode()) == \
+        (by_path.returncode, by_path.stdout, by_path.stderr)
+    if name in ("binary.py", "latin1.py", "bad.ipynb"):
+        assert f"{name}:1:1: TL002 [error] cannot read: " in by_path.stdout and by_path.returncode == 1
+
+
+def test_fix_of_unreadable_stdin_gives_the_input_back_unchanged(tmp_path):
+    import subprocess
+    import sys
+
+    data = b"import torch\x00\xff\n"
+    proc = subprocess.run([sys.executable, "-m", "trainlint", "--fix", "-", "--stdin-filename", "x.py"],
+                          cwd=tmp_path, input=data, capture_output=True, timeout=120)
+    assert proc.stdout == data and b"TL002" in proc.stderr and proc.returncode == 1
+
+
+def test_fix_of_a_notebook_on_stdin_edits_its_cells(tmp_path):
+    proc = run_cli("--fix", "-", "--stdin-filename", "nb.ipynb", input=_NOTEBOOK, cwd=tmp_path)
+    fixed = json.loads(proc.stdout)
+    assert 'eval_strategy="epoch"' in "".join(fixed["cells"][0]["source"])
+    assert "TL301" in proc.stderr and "TL805" not in proc.stderr
+
+
+def test_files_that_name_no_framework_are_not_called_checked(tmp_path):
+    """A file that names no ML framework is not analysed (not even its syntax, see TL001): the summary
+    says so instead of "All checks passed!", by path and on stdin alike."""
+    (tmp_path / "broken.py").write_text("def f(:\n    pass\n")
+    (tmp_path / "ok.py").write_text("import torch\nx = torch.zeros(3)\n")
+    proc = run_cli("broken.py", cwd=tmp_path)
+    assert proc.returncode == 0 and "All checks passed" not in proc.stdout
+    assert proc.stdout.startswith("No training code: the file names no ML framework (torch, ")
+    proc = run_cli("-", "--stdin-filename", "broken.py", input="def f(:\n    pass\n", cwd=tmp_path)
+    assert proc.stdout.startswith("No training code: the file names no ML framework (torch, ")
+    proc = run_cli("ok.py", "broken.py", cwd=tmp_path)
+    assert proc.stdout == "All checks passed! (1 of the 2 files names no ML framework and was not analysed.)\n"
+    proc = run_cli("ok.py", cwd=tmp_path)
+    assert proc.stdout == "All checks passed!\n"
+
+
 def test_nonexistent_path_is_reported_and_other_files_still_linted(project):
     proc = run_cli("missing.py", "train.py", cwd=project)
     assert proc.returncode == 2

@@ -165,10 +165,10 @@ def check(paths, select, ignore, extend_select, output_format, exit_zero, fail_o
 def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, stdin_filename, force_exclude,
          probe, python, probe_timeout, probe_rows, tiny_model, overfit, script_args, fixing=None, jobs=1,
          cache=None) -> int:
-    from trainlint.engine import FileResult, lint_text
+    from trainlint.engine import FileResult
     from trainlint.files import discover
     from trainlint.formats import Run, get_writer
-    from trainlint.parallel import lint_files
+    from trainlint.parallel import lint_bytes, lint_files
 
     if not paths:
         raise click.UsageError("no paths given: try `trainlint .` or `trainlint train.py`")
@@ -177,10 +177,10 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
     file_paths = [p for p in paths if str(p) != "-"]
     if len(file_paths) != len(paths):
         name = stdin_filename or "-"
-        text = sys.stdin.buffer.read().decode("utf-8-sig", errors="replace")
-        results.append(lint_text(text, name, settings))
+        data = sys.stdin.buffer.read()
+        results.append(lint_bytes(data, name, settings))  # as the file `name` holding these bytes is linted
         if fixing is not None and fixing.active:
-            results[-1] = fixing.stdin(text, results[-1], settings)
+            results[-1] = fixing.stdin(data, results[-1], settings)
     files = []
     for f in discover(file_paths, settings, force_exclude=force_exclude):
         if f.error == "no such file or directory":
@@ -194,7 +194,8 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
         if fixing is not None and fixing.active and f.error is None:
             results[-1] = fixing.file(f.path, f.display, results[-1], settings)
 
-    run = Run(files_checked=len(results), verbose=verbose, fail_on=settings.fail_on)
+    run = Run(files_checked=len(results), verbose=verbose, fail_on=settings.fail_on,
+              not_analysed=sum(1 for r in results if not r.training))
     findings = [fd for r in results for fd in r.findings]
     probe_failed = False
     if probe:
@@ -210,7 +211,11 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
         if fixing.diff:
             return fixing.report_diff(out, results, quiet)
         if fixing.stdin_source is not None:  # `trainlint --fix -`: the fixed source on stdout, findings on stderr
-            out.write(fixing.stdin_source)
+            if isinstance(fixing.stdin_source, bytes):  # not text trainlint can read: given back unchanged
+                out.flush()
+                sys.stdout.buffer.write(fixing.stdin_source)
+            else:
+                out.write(fixing.stdin_source)
             out.flush()
             out = sys.stderr
     if statistics:
@@ -244,7 +249,7 @@ class _Fixing:
         self.fix, self.unsafe, self.diff = fix, unsafe, diff
         self.count = 0  # findings fixed (or that would be, with --diff)
         self.diffs: list[str] = []
-        self.stdin_source: str | None = None
+        self.stdin_source: str | bytes | None = None
         self.errors = False
 
     @property
@@ -256,14 +261,18 @@ class _Fixing:
 
         return any(applicable(f.fix, self.unsafe) for f in result.findings)
 
-    def stdin(self, text, result, settings):
-        from trainlint.fixes import fix_source, to_unified_diff
+    def stdin(self, data: bytes, result, settings):
+        from trainlint.core import decode_source
+        from trainlint.fixes import fix_notebook, fix_source, to_unified_diff
 
-        fixed = fix_source(text, result.filename, settings, self.unsafe, list(result.findings)) \
-            if self._fixable(result) else None
-        if fixed is None:
-            self.stdin_source = text if self.fix else None
+        text, _ = decode_source(data)
+        if text is None or not self._fixable(result):
+            self.stdin_source = (data if text is None else text) if self.fix else None
             return result
+        if result.filename.endswith(".ipynb"):
+            fixed = fix_notebook(text, result.filename, settings, self.unsafe)
+        else:
+            fixed = fix_source(text, result.filename, settings, self.unsafe, list(result.findings))
         self._note(result.filename, fixed)
         self.count += len(fixed.fixed)
         if self.diff:

@@ -36,7 +36,6 @@ import dataclasses
 import json
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from trainlint.config import Settings
@@ -695,18 +694,6 @@ def lint_notebook_text(text: str, filename: str, settings: Settings):
             result.findings.append(meta_finding("TL001", filename, msg, cell.start + row - 1, col))
     result.findings = sorted((nb.map_finding(f) for f in result.findings), key=Finding.sort_key)
     return result
-
-
-def lint_notebook(path: Path, settings: Settings, display: str | None = None):
-    from trainlint.core import FileResult, meta_finding, read_source
-
-    name = display or str(path)
-    text, err = read_source(path)
-    if text is None:
-        return FileResult(name, [meta_finding("TL002", name, f"cannot read: {err}", 1, 1)])
-    if not text.strip():
-        return FileResult(name, [meta_finding("TL002", name, "cannot read: empty file, not a notebook", 1, 1)])
-    return lint_notebook_text(text, name, settings)
 
 
 def changed_cells(old: str, new: str) -> list[tuple[int, str, str]]:
