@@ -432,15 +432,10 @@ def rules_cmd(output_format: str, show_all: bool) -> None:
 def server_cmd() -> None:
     """Language server over stdio (LSP): diagnostics, fixes, noqa and rule docs in the editor.
 
-    Needs the `server` extra: pip install 'trainlint[server]'. Static only: never runs a probe."""
-    try:
-        from trainlint.server_main import start
-    except ImportError as exc:
-        if (exc.name or "").split(".")[0] in ("pygls", "lsprotocol", "cattrs", "attrs"):
-            click.echo(f"trainlint server needs pygls and lsprotocol ({exc.name} is missing): "
-                       "pip install 'trainlint[server]'", err=True)
-            sys.exit(2)
-        raise
+    Needs the `server` extra (pygls, lsprotocol; in a clone: pip install '.[server]'). Static only: never
+    runs a probe."""
+    from trainlint.server_main import start
+
     start()
 
 

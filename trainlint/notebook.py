@@ -407,7 +407,7 @@ def _cell_text(raw: dict[str, Any]) -> str:
 # transformation consumed; those lines become ``pass  # tl-magic-K <original text>`` (the indent of
 # the first line of the construct, the original text as a comment: ``!pip install x==1.0`` stays
 # visible to the version evidence of :mod:`trainlint.pins`), so rows are preserved. Without IPython
-# installed (``pip install 'trainlint[notebooks]'``) a small fallback recognises the common forms.
+# installed (the ``notebooks`` extra: ``pip install ipython``) a small fallback recognises the common forms.
 
 _FLAGS = 0x400 | 0x2000  # ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT (IPython's autoawait)
 
