@@ -250,11 +250,26 @@ def test_internal_error_is_reported(monkeypatch):
 
 
 def check_rule_output(code: str, returncode: int, stdout: str) -> None:
+    """The whole document, rendered as plain text (stdout is no terminal here): each section heading on
+    its own line, each code block's lines indented, and none of Markdown's markup."""
     assert returncode == 0, stdout
     rule = RULES[code]
     assert stdout.startswith(f"{code} {rule.name}\n")
-    body = (RULES_DIR / f"{code}.md").read_text(encoding="utf-8").split("\n", 1)[1].strip()
-    assert body in stdout, f"`trainlint rule {code}` does not print rules/{code}.md"
+    text = (RULES_DIR / f"{code}.md").read_text(encoding="utf-8")
+    lines = stdout.splitlines()
+    for heading in load(code).sections:
+        assert heading.replace("`", "") in lines, f"`trainlint rule {code}` lacks the section {heading!r}"
+    code_lines = set()
+    for block in re.finditer(r"^```[^\n]*\n(.*?)^```", text, re.M | re.S):
+        for line in block.group(1).splitlines():
+            code_lines.add(("    " + line).rstrip())
+            assert ("    " + line).rstrip() in lines, f"`trainlint rule {code}` lacks the code line {line!r}"
+    assert "\x1b[" not in stdout
+    prose = [line for line in lines if line not in code_lines]
+    assert not [line for line in prose if "```" in line or re.search(r"\*\*\w[^*]*\*\*", line) or re.match(r"#{1,6} ", line)]
+    assert not [line for line in prose if "`" in line], "inline code keeps its backticks"
+    # paragraphs and lists are re-flowed to 100 columns (tables, whose columns are padded, are not)
+    assert max(len(line) for line in prose if "  " not in line.strip()) <= 100
 
 
 @pytest.mark.parametrize("code", sorted(RULES))

@@ -344,6 +344,79 @@ def test_sarif_validates_against_the_official_schema(project):
     assert res["partialFingerprints"]
 
 
+def test_rule_by_name_is_the_rule_by_code():
+    by_code = run_cli("rule", "TL301")
+    assert by_code.returncode == 0 and by_code.stdout.startswith("TL301 missing-num-labels\n")
+    for name in ("missing-num-labels", "MISSING_NUM_LABELS"):
+        assert run_cli("rule", name).stdout == by_code.stdout
+    typo = run_cli("rule", "missing-num-label")
+    assert typo.returncode == 2 and "did you mean missing-num-labels" in typo.stderr
+
+
+def _on_a_terminal(*args: str, env: dict) -> str:
+    """Run `trainlint ARGS` with its stdout on a pseudo-terminal; what the terminal received."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "trainlint", *args], stdin=subprocess.DEVNULL, stdout=slave,
+                            stderr=slave, env={**os.environ, "COLUMNS": "80", **env})
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the other side is closed
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    assert proc.wait(timeout=120) == 0
+    return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def _recording_pager(tmp_path: Path) -> tuple[str, Path]:
+    import shlex
+    import sys
+
+    record = tmp_path / "paged.txt"
+    script = tmp_path / "pager.py"
+    script.write_text("import sys\nopen(sys.argv[1], 'w').write(sys.stdin.read())\n")
+    return shlex.join([sys.executable, str(script), str(record)]), record
+
+
+def test_rule_on_a_terminal_goes_through_the_pager_with_colours(tmp_path):
+    pager, record = _recording_pager(tmp_path)
+    screen = _on_a_terminal("rule", "TL301", env={"PAGER": pager, "NO_COLOR": ""})
+    paged = record.read_text()
+    assert "What it catches" not in screen  # the document went to the pager, not to the terminal
+    assert paged.startswith("\x1b[1mTL301 missing-num-labels\x1b[0m\n")
+    assert "\x1b[1;4mWhat it catches\x1b[0m" in paged  # a heading, styled
+    assert "\x1b[36mnum_labels\x1b[0m" in paged  # inline code, styled
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", paged)
+    assert "```" not in plain and "## " not in plain
+    prose = [line for line in plain.splitlines() if not line.startswith("    ") and "  " not in line.strip()]
+    assert max(map(len, prose)) <= 80  # the terminal's width
+
+
+def test_rule_on_a_terminal_without_pager_or_colour(tmp_path):
+    pager, record = _recording_pager(tmp_path)
+    screen = _on_a_terminal("rule", "--no-pager", "TL301", env={"PAGER": pager, "NO_COLOR": ""})
+    assert not record.exists() and "\x1b[1;4mWhat it catches\x1b[0m" in screen
+    _on_a_terminal("rule", "TL301", env={"PAGER": pager, "NO_COLOR": "1"})
+    assert "\x1b[" not in record.read_text() and "What it catches\n---------------" in record.read_text()
+
+
+def test_rule_into_a_pipe_is_plain_text_without_pager(tmp_path):
+    pager, record = _recording_pager(tmp_path)
+    proc = run_cli("rule", "TL301", env={"PAGER": pager})
+    assert not record.exists()
+    assert "\x1b[" not in proc.stdout and "What it catches\n---------------\n" in proc.stdout
+
+
 def test_rule_and_rules_commands():
     proc = run_cli("rule", "tl301")
     assert proc.returncode == 0

@@ -379,29 +379,73 @@ def _probe(file_paths, findings, run, python, timeout, rows, tiny_model, overfit
     return report.findings, report.outcome != "reached-training"
 
 
-@main.command("rule", short_help="Print the document of one rule.")
-@click.argument("code")
-def rule_cmd(code: str) -> None:
-    """Print the document of rule CODE (e.g. TL301)."""
-    from trainlint.docs import doc_text, rule_url
-    from trainlint.rule import get_rule
+@main.command("rule", short_help="Show the document of one rule, by code or name.")
+@click.argument("code_or_name", metavar="CODE|NAME")
+@click.option("--no-pager", is_flag=True, help="Print the document instead of showing it in a pager.")
+def rule_cmd(code_or_name: str, no_pager: bool) -> None:
+    """Show the document of a rule, given by code (TL301) or name (missing-num-labels), rendered for
+    the terminal. On a terminal it is shown in the pager ($PAGER, else `less`), with colours (not
+    with NO_COLOR set); otherwise it is printed as plain text."""
+    import difflib
+    import os
+    import shutil
 
-    rule = get_rule(code)
+    from trainlint.docs import doc_text, rule_url
+    from trainlint.mdterm import render
+    from trainlint.rule import all_rules, find_rule
+
+    rule = find_rule(code_or_name)
     if rule is None:
-        raise click.UsageError(f"unknown rule code {code!r}: see `trainlint rules`")
+        names = [r.name for r in all_rules().values()]
+        close = difflib.get_close_matches(code_or_name.lower().replace("_", "-"), names, n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise click.UsageError(f"unknown rule {code_or_name!r}{hint}: `trainlint rules` lists the codes and names")
+    tty = sys.stdout.isatty()
+    color = tty and not os.environ.get("NO_COLOR")
+    width = min(shutil.get_terminal_size((100, 24)).columns, 100) if tty else 100
+    bold, reset = ("\x1b[1m", "\x1b[0m") if color else ("", "")
     text = doc_text(rule.code)
-    click.echo(f"{rule.code} {rule.name}")
-    click.echo(f"stage: {rule.stage().value} ({rule.stage().label}) · severity: {rule.severity.value} · "
-               f"default: {'on' if rule.default else 'off'} · static: {'yes' if rule.has_static_check() else 'no'} · "
-               f"probe: {'yes' if rule.probe else 'no'} · "
-               f"autofix: {rule.fix.value if rule.fix else 'none'}")
-    click.echo(rule_url(rule.code))
-    click.echo()
-    if text is None:
-        click.echo(rule.summary())
+    body = rule.summary() if text is None else (text.split("\n", 1)[1] if text.startswith("# ") else text)
+    document = (
+        f"{bold}{rule.code} {rule.name}{reset}\n"
+        f"stage: {rule.stage().value} ({rule.stage().label}) · severity: {rule.severity.value} · "
+        f"default: {'on' if rule.default else 'off'}\n"
+        f"static: {'yes' if rule.has_static_check() else 'no'} · probe: {'yes' if rule.probe else 'no'} · "
+        f"autofix: {rule.fix.value if rule.fix else 'none'}\n"
+        f"{rule_url(rule.code)}\n\n" + render(body, width, color)
+    )
+    if tty and not no_pager:
+        _page(document, color)
     else:
-        body = text.split("\n", 1)[1] if text.startswith("# ") else text
-        click.echo(body.strip())
+        sys.stdout.write(document)
+
+
+def _page(text: str, color: bool) -> None:
+    """Show ``text`` in the user's pager ($PAGER, else `less`; `less` gets LESS=FRX when LESS is unset:
+    it quits at once when the text fits the screen, and shows colours). Without one, print it."""
+    import os
+    import re
+    import shlex
+    import subprocess
+
+    command = shlex.split(os.environ.get("PAGER", "")) or ["less"]
+    env = dict(os.environ)
+    if Path(command[0]).name == "less":
+        env.setdefault("LESS", "FRX")
+        if "r" not in env["LESS"].lower():
+            color = False
+    if not color:
+        text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    try:
+        pager = subprocess.Popen(command, stdin=subprocess.PIPE, env=env)
+    except OSError:  # no such pager: print the text
+        sys.stdout.write(text)
+        return
+    try:
+        pager.communicate(text.encode(sys.stdout.encoding or "utf-8", errors="replace"))
+    except (BrokenPipeError, KeyboardInterrupt):  # the user left the pager early
+        pass
+    pager.wait()
 
 
 @main.command("rules", short_help="List the rule catalog.")
