@@ -31,7 +31,7 @@ def _bare(repeat: int) -> list[float]:
 
 def _probe(mode: str, script: Path, repeat: int) -> tuple[list[float], str]:
     from trainlint.probe import ProbeOptions, run_probe
-    from trainlint.probe.sandbox import _detect_sandbox
+    from trainlint.probe.parent.sandbox import _detect_sandbox
 
     os.environ["TRAINLINT_PROBE_SANDBOX"] = mode
     found = _detect_sandbox(mode)

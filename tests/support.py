@@ -76,3 +76,16 @@ def run_cli(*args: str, cwd: Path | None = None, input: str | None = None, env: 
     return subprocess.run([sys.executable, "-m", "trainlint", *args], cwd=cwd or ROOT, input=input,
                           capture_output=True, text=True, env=full_env, timeout=timeout)
 
+
+def recording_harness(strict: bool = True, static_codes=(), overfit: int = 0, tiny_model: bool = False):
+    """The probe's real harness, with its events recorded in ``h.events`` instead of sent to a parent;
+    ``strict``: a bug of a check raises instead of becoming a note or an incomplete check."""
+    from trainlint.probe import protocol
+    from trainlint.probe.child.harness import Harness
+
+    events: list = []
+    config = protocol.Config(script="train.py", argv=["train.py"], workdir="/nonexistent", overfit=overfit,
+                             tiny_model=tiny_model, static_codes=list(static_codes))
+    h = Harness(config, sink=events.append, strict=strict)
+    h.events = events  # type: ignore[attr-defined]
+    return h

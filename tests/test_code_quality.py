@@ -1,6 +1,7 @@
 """The project checks its own code: ruff and mypy pass with the configuration in pyproject.toml
-(``[tool.ruff]``, ``[tool.mypy]``: strict on ``trainlint/facts/``, mypy's defaults on the rest of the
-package outside the probe). They run here, so ``./scripts/test`` runs them; both are in the ``test`` extra."""
+(``[tool.ruff]``, ``[tool.mypy]``: strict on ``trainlint/facts/`` and on the probe, ``trainlint/probe/`` and
+the stages' ``probe*.py``; mypy's defaults on the rest of the package). They run here, so ``./scripts/test``
+runs them; both are in the ``test`` extra."""
 
 from __future__ import annotations
 

@@ -1,13 +1,19 @@
 """The package's modules import each other in layers: no import cycle (lazy imports inside functions
 and ``TYPE_CHECKING`` imports count too); a stage's rules import no other stage and no stage module
 imports another's private names (shared pieces live in ``facts/``, ``knowledge.py``, ``probe/``); no
-module imports another module's private name (the probe's modules are not covered yet:
-``PRIVATE_NAMES_NOT_CHECKED``). Read from the source with ``ast``."""
+module imports another module's private name.
+
+The probe side too: the stages' rules import nothing of the probe; the child side (``probe/child/``,
+``probe/protocol.py`` and the stages' ``probe*.py``, which run in the user's interpreter) imports only
+the standard library, the frameworks and the child side, never the parent side, libcst or click; no
+framework plugin imports a stage (the checks subscribe to the plugins' points, not the reverse). Read
+from the source with ``ast``."""
 
 from __future__ import annotations
 
 import ast
 import re
+import sys
 
 from support import ROOT
 
@@ -109,11 +115,6 @@ def test_stages_share_through_facts_not_through_each_other():
     assert crossing == []
 
 
-#: modules not covered yet by the private-name rule: the probe, parent and child side (their own layout
-#: and layering are being reworked); a glob over paths relative to the repository root
-PRIVATE_NAMES_NOT_CHECKED = ("trainlint/probe/*", "trainlint/stages/*/probe*.py")
-
-
 def _private_imports(path) -> list[str]:
     """``from trainlint.x import _name``, and ``m._name`` where ``m`` is a trainlint module this file
     imported (``import trainlint.x as m``, ``from trainlint import x``)."""
@@ -157,12 +158,84 @@ def test_the_private_name_finder_finds_them(tmp_path):
 
 def test_no_module_imports_another_modules_private_name():
     """What one module needs of another is public; a private name stays in its module."""
-    import fnmatch
-
     crossing = []
     for path in sorted((SRC / "trainlint").rglob("*.py")):
-        rel = path.relative_to(SRC).as_posix()
-        if any(fnmatch.fnmatch(rel, pattern) for pattern in PRIVATE_NAMES_NOT_CHECKED):
-            continue
-        crossing += [f"{rel} {hit}" for hit in _private_imports(path)]
+        crossing += [f"{path.relative_to(SRC).as_posix()} {hit}" for hit in _private_imports(path)]
     assert crossing == []
+
+
+# ---------------------------------------------------------------- the probe side
+
+#: What the user's interpreter may have besides the standard library: the frameworks and their helpers.
+FRAMEWORKS = {"torch", "transformers", "datasets", "tokenizers", "accelerate", "evaluate", "deepspeed",
+              "huggingface_hub", "numpy", "pyarrow", "tensorflow", "keras", "tf_keras"}
+STAGE_PROBE = re.compile(r"^trainlint\.stages\.s\d_[a-z0-9_]+\.probe(_keras)?$")
+
+
+def _is_child_side(name: str) -> bool:
+    return (name.startswith("trainlint.probe.child") or name == "trainlint.probe.protocol"
+            or bool(STAGE_PROBE.match(name)))
+
+
+def _imports(path) -> list[tuple[str, list[str]]]:
+    """(module, names) of every absolute import of a file, lazy and TYPE_CHECKING ones included."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.append((node.module, [a.name for a in node.names]))
+        elif isinstance(node, ast.Import):
+            out += [(a.name, []) for a in node.names]
+    return out
+
+
+def child_side_violations(name: str, imports: list[tuple[str, list[str]]], modules) -> list[str]:
+    """What a child-side module must not import: anything of trainlint outside the child side (the
+    package roots, whose imports are lazy, excepted), or a third-party module that is no framework."""
+    bad = []
+    for module, names in imports:
+        top = module.split(".")[0]
+        if top == "trainlint":
+            # `from trainlint.probe import protocol` imports the module trainlint.probe.protocol
+            targets = [f"{module}.{n}" for n in names if f"{module}.{n}" in modules] or [module]
+            for target in targets:
+                if not (_is_child_side(target) or target in ("trainlint.probe", "trainlint.stages")):
+                    bad.append(f"{name} imports {target}")
+        elif top not in sys.stdlib_module_names and top not in FRAMEWORKS:
+            bad.append(f"{name} imports {module} (neither the standard library nor a framework)")
+    return bad
+
+
+def test_the_layer_checks_can_fail():
+    modules = _modules()
+    assert child_side_violations("trainlint.probe.child.x", [("trainlint.probe.parent.report", ["build"]),
+                                                             ("libcst", []), ("click", []), ("torch", []),
+                                                             ("os", []), ("trainlint.probe", ["protocol"]),
+                                                             ("trainlint.probe", ["parent"])], modules) == [
+        "trainlint.probe.child.x imports trainlint.probe.parent.report",
+        "trainlint.probe.child.x imports libcst (neither the standard library nor a framework)",
+        "trainlint.probe.child.x imports click (neither the standard library nor a framework)",
+        "trainlint.probe.child.x imports trainlint.probe.parent"]
+    assert child_side_violations("trainlint.probe.child.x", [("trainlint.findings", ["Finding"])], modules)
+
+
+def test_the_stages_rules_import_nothing_of_the_probe():
+    crossing = [f"{name} imports {d}" for name, deps in _graph().items() if name.endswith(".rules")
+                for d in deps if d.startswith("trainlint.probe")]
+    assert crossing == []
+
+
+def test_the_child_side_imports_only_the_standard_library_the_frameworks_and_itself():
+    modules = _modules()
+    bad = []
+    for name, path in modules.items():
+        if _is_child_side(name):
+            bad += child_side_violations(name, _imports(path), modules)
+    assert bad == []
+
+
+def test_no_framework_plugin_imports_a_stage():
+    plugins = {n: p for n, p in _modules().items() if n.startswith("trainlint.probe.child.frameworks")}
+    assert len(plugins) >= 6
+    bad = [f"{name} imports {module}" for name, path in plugins.items() for module, _ in _imports(path)
+           if module.startswith("trainlint.stages")]
+    assert bad == []

@@ -2,14 +2,14 @@
 
 - `tests/data/correct/*.py`: realistic, correct training scripts (in the spirit of the transformers
   examples `run_glue.py`, `run_ner.py`, `run_clm.py`, `run_mlm.py`, `run_summarization.py`, the
-  `no_trainer` loops, the Keras examples, and the course's fixed scripts). With the default rules
-  trainlint must report nothing at all on them. TensorFlow ones declare `transformers<5` in a PEP 723
+  `no_trainer` loops, the Keras examples, and the course's fixed scripts). With every rule selected
+  (on by default or not) trainlint must report nothing at all on them. TensorFlow ones declare `transformers<5` in a PEP 723
   block, as such a script must.
 - `tests/data/buggy/<name>.py`: scripts with known bugs, written in the variations the facts must follow
   (aliased imports, `def main():`, `ds["train"]`, `functools.partial`, a tokenizer called by a helper or a
   callable class, Trainer subclasses, positional Trainer arguments, `tf.keras` / `keras` / `tf_keras`).
-  The sibling `<name>.txt` lists the expected findings with the default rules, one `line:col CODE` a line
-  (TorchFix style); the test compares the exact set. After changing a rule, review the diff the failure
+  The sibling `<name>.txt` lists the expected findings with every rule selected (a rule off by default
+  keeps its cases), one `line:col CODE` a line (TorchFix style); the test compares the exact set. After changing a rule, review the diff the failure
   shows, then update the `.txt`.
 """
 
@@ -29,7 +29,7 @@ BUGGY = sorted((DATA / "buggy").glob("*.py"))
 
 
 def findings(path: Path):
-    result = lint_file(path, Settings())
+    result = lint_file(path, Settings(select=["ALL"]))
     assert not result.internal_error, [f.message for f in result.findings if f.code == "TL003"]
     assert result.parsed, f"{path.name} was not parsed"
     return result.findings

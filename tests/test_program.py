@@ -351,3 +351,273 @@ def train(model, criterion):
     probe({expr})
 """
     assert what(src, expr) is None
+
+
+# ---------------------------------------------------------------- tokenizers and what they return
+
+
+TOK_HEAD = """
+import numpy as np
+from transformers import AutoTokenizer, BertTokenizer
+"""
+
+
+def test_a_transformers_tokenizer_call_returns_a_batch_encoding():
+    from trainlint.facts.objects import Encoding, Tokenizer
+
+    src = TOK_HEAD + """
+tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+enc = tokenizer(texts, padding=True, return_tensors="np")
+batch = BertTokenizer.from_pretrained("bert-base-uncased").batch_encode_plus(list(texts), return_tensors="tf")
+
+class Data:
+    def __init__(self):
+        self.tok = AutoTokenizer.from_pretrained("gpt2")
+
+    def encode(self, texts):
+        return self.tok(texts)
+
+def encode(texts):
+    return tokenizer(texts, truncation=True)
+
+probe(tokenizer)
+probe(enc)
+probe(batch)
+probe(encode(texts))
+data = Data()
+probe(data.encode(texts))
+"""
+    assert isinstance(what(src, "tokenizer"), Tokenizer) and not what(src, "tokenizer").processor
+    for target in ("enc", "batch", "encode(texts)", "data.encode(texts)"):
+        assert isinstance(what(src, target), Encoding), target
+
+
+def test_what_is_not_a_tokenizers_output_is_not_an_encoding():
+    src = TOK_HEAD + """
+from transformers import AutoProcessor
+import tokenizers
+
+def tokenizer_fn(texts):
+    return np.array([[len(t)] for t in texts])
+
+tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+enc = tokenizer(texts)
+processor = AutoProcessor.from_pretrained("openai/clip-vit-base-patch32")
+raw = tokenizers.Tokenizer.from_pretrained("bert-base-uncased")
+probe(tokenizer_fn(texts))
+probe(dict(enc))
+probe(enc["input_ids"])
+probe(processor(text=texts))
+probe(raw.encode_batch(texts))
+"""
+    for target in ("tokenizer_fn(texts)", "dict(enc)", 'enc["input_ids"]', "processor(text=texts)",
+                   "raw.encode_batch(texts)"):
+        assert what(src, target) is None, target
+
+
+# ---------------------------------------------------------------- widths, scores, labels and Keras losses
+
+KERAS_HEAD = """
+import numpy as np
+import tensorflow as tf
+from tensorflow import keras
+from tensorflow.keras import layers
+"""
+
+
+def test_the_width_of_an_output_follows_the_last_layer_that_sets_it():
+    src = HEAD + """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1), nn.ReLU(), nn.Dropout(0.1))
+
+    def forward(self, x):
+        return self.body(x)
+
+model = Net()
+fc = nn.Linear(16, 3)
+probe(model)
+probe(model(x))
+probe(fc(x).float())
+probe(fc(x).view(-1))
+"""
+    m = what(src, "model")
+    assert isinstance(m, Module) and m.units == 1 and m.output is None  # the dropout last: values unknown
+    assert what(src, "model(x)").units == 1
+    assert what(src, "fc(x).float()").units == 3 and what(src, "fc(x).float()").output is Output.LOGITS
+    assert what(src, "fc(x).view(-1)").units is None
+
+
+def test_a_softmax_says_what_it_normalises_and_where_that_is_made():
+    src = HEAD + """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(784, 10)
+
+    def forward(self, x):
+        x = F.relu(self.l1(x))
+        return F.log_softmax(x, dim=1)
+
+seq = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.LogSoftmax(dim=1))
+model = Net()
+fc = nn.Linear(16, 10)
+probe(model(x))
+probe(seq)
+probe(F.softmax(fc(x), dim=-1))
+"""
+    t = what(src, "model(x)")
+    assert isinstance(t, Tensor) and t.output is Output.LOG_PROBABILITIES and t.scores is Output.NON_NEGATIVE
+    assert isinstance(t.scores_origin, cst.Call) and t.scores_origin.func.attr.value == "relu"
+    seq = what(src, "seq")
+    assert seq.scores is Output.NON_NEGATIVE and seq.output is Output.LOG_PROBABILITIES
+    soft = what(src, "F.softmax(fc(x), dim=-1)")
+    assert soft.output is Output.PROBABILITIES and soft.scores is Output.LOGITS and soft.units == 10
+
+
+def test_keras_sequential_output_is_known_from_its_last_layer_when_earlier_ones_are_not():
+    src = KERAS_HEAD + """
+keras_alias = tf.keras
+base = keras.applications.MobileNetV2(include_top=False)
+head = keras_alias.layers.Dense(1)
+model = keras.Sequential([base, layers.GlobalAveragePooling2D(), head])
+probe(model)
+"""
+    m = what(src, "model")
+    assert isinstance(m, Module) and m.layers is None
+    assert m.output is Output.LOGITS and m.units == 1 and m.origin is not None
+
+
+def test_keras_functional_layers_keep_the_width_and_the_scores():
+    src = KERAS_HEAD + """
+inputs = keras.Input(shape=(8,))
+x = layers.Dense(1)(inputs)
+outputs = layers.Activation("softmax")(x)
+model = keras.Model(inputs, outputs)
+probe(outputs)
+probe(model)
+"""
+    t = what(src, "outputs")
+    assert t.output is Output.PROBABILITIES and t.units == 1 and t.scores is Output.LOGITS
+    assert what(src, "model").units == 1
+
+
+def test_a_compiled_loss_given_as_a_string():
+    facts = _facts(KERAS_HEAD + """
+name = "categorical_crossentropy"
+model.compile(loss="bce")
+model.compile(loss=name)
+model.compile(loss="mse")
+model.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+""")
+    p = program(facts)
+    calls = [c for c in facts.index["Call"] if isinstance(c.func, cst.Attribute) and c.func.attr.value == "compile"]
+    got = [p.compiled_loss(c.args[0].value, c) for c in calls]
+    assert got[0].name == "binary_crossentropy" and got[0].expects is Output.SIGMOID and got[0].targets == "binary"
+    assert got[1].name == "categorical_crossentropy" and got[1].expects is Output.PROBABILITIES
+    assert got[2] is None
+    assert got[3].expects is Output.LOGITS and got[3].targets == "class ids"
+
+
+def test_tensorflow_activations_and_tuples_returned_by_a_helper():
+    src = KERAS_HEAD + """
+def heads(pred, classes):
+    box, obj, cls = tf.split(pred, (4, 1, classes), axis=-1)
+    cls = tf.sigmoid(cls)
+    return box, tf.nn.softmax(obj), cls
+
+box, obj, cls = heads(y_pred, 80)
+probe(cls)
+probe(obj)
+probe(box)
+"""
+    assert what(src, "cls").output is Output.SIGMOID
+    assert what(src, "obj").output is Output.PROBABILITIES
+    assert what(src, "box") is None
+
+
+def test_how_labels_are_encoded():
+    src = KERAS_HEAD + """
+from tensorflow.keras.datasets import mnist
+
+(x_train, y_train), (x_test, y_test) = mnist.load_data()
+y_onehot = keras.utils.to_categorical(y_train, 10)
+rows = np.array([[0, 1], [1, 0]])
+ids = np.array([0, 2, 1])
+floats = np.array([[0.], [1.]])
+probe(y_train)
+probe(x_train)
+probe(y_onehot)
+probe(rows)
+probe(ids)
+probe(floats)
+probe(np.argmax(y_onehot, axis=1))
+"""
+    assert what(src, "y_train").output is Output.CLASS_IDS
+    assert what(src, "x_train") is None
+    assert what(src, "y_onehot").output is Output.ONE_HOT
+    assert what(src, "rows").output is Output.ONE_HOT
+    assert what(src, "ids").output is Output.CLASS_IDS
+    assert what(src, "floats") is None
+    assert what(src, "np.argmax(y_onehot, axis=1)").output is Output.CLASS_IDS
+
+
+def test_a_sequential_has_only_the_layers_added_while_its_name_holds_it():
+    # a notebook that binds `model` to several models in turn: the adds of one are not the layers of another
+    src = KERAS_HEAD + """
+model = keras.models.Sequential()
+model.add(layers.Dense(16, activation="relu"))
+model.add(layers.Dense(1, activation="sigmoid"))
+model.compile(loss="binary_crossentropy", optimizer="adam")
+probe(model)
+
+model = keras.models.Sequential([layers.Flatten(), layers.Dense(10, activation="softmax")])
+model.compile(loss="sparse_categorical_crossentropy", optimizer="adam")
+probe(model)
+"""
+    first, second = what(src, "model", 0), what(src, "model", 1)
+    assert [layer.name for layer in first.layers] == ["Dense", "Dense"] and first.output is Output.SIGMOID
+    assert [layer.name for layer in second.layers] == ["Flatten", "Dense"] and second.output is Output.PROBABILITIES
+    assert second.units == 10
+
+
+def test_a_linear_activation_passes_its_input_through():
+    src = KERAS_HEAD + """
+inputs = keras.Input(shape=(784,))
+x = layers.Dense(10, activation="softmax")(inputs)
+outputs = layers.Activation("linear", dtype="float32")(x)
+model = keras.Model(inputs=inputs, outputs=outputs)
+seq = keras.Sequential([layers.Dense(10, activation="softmax"), layers.Activation("linear")])
+probe(model)
+probe(seq)
+"""
+    assert what(src, "model").output is Output.PROBABILITIES
+    assert what(src, "seq").output is Output.PROBABILITIES
+
+
+def test_a_layer_with_its_own_softmax_normalises_its_own_scores():
+    # whatever its width: `Dense(n_outputs, activation="softmax")` with `n_outputs` read from an environment
+    src = KERAS_HEAD + """
+n_outputs = env.action_space.n
+model = keras.Sequential([layers.Dense(32, activation="relu"), layers.Dense(n_outputs, activation="softmax")])
+stacked = keras.Sequential([layers.Dense(32, activation="relu"), layers.Activation("softmax")])
+probe(model)
+probe(stacked)
+"""
+    assert what(src, "model").output is Output.PROBABILITIES and what(src, "model").scores is Output.LOGITS
+    assert what(src, "stacked").scores is Output.NON_NEGATIVE
+
+
+def test_names_unpacked_from_a_method_of_the_file():
+    src = HEAD + """
+class Builder:
+    def build(self):
+        head = nn.Linear(8, 1)
+        return nn.Sequential(nn.Linear(4, 8), nn.ReLU()), head
+
+builder = Builder()
+body, head = builder.build()
+probe(head)
+"""
+    assert what(src, "head").units == 1

@@ -16,12 +16,17 @@ from trainlint.notebook import lint_notebook_text
 
 
 def lint(source: str, select: str | None = None):
-    """Findings for a dedented snippet (default rules, or `select`)."""
-    return lint_source(textwrap.dedent(source), "train.py", Settings(select=[select] if select else None))
+    """Findings for a dedented snippet (every rule, on by default or not, or `select`)."""
+    return lint_source(textwrap.dedent(source), "train.py", Settings(select=[select or "ALL"]))
 
 
 def codes(source: str, select: str | None = None) -> list[str]:
     return [f.code for f in lint(source, select)]
+
+
+def codes_by_default(source: str) -> list[str]:
+    """The codes found with the default selection."""
+    return [f.code for f in lint_source(textwrap.dedent(source), "train.py", Settings())]
 
 # ---------------------------------------------------------------------------------------------
 # TL302 head-task-mismatch
@@ -105,26 +110,32 @@ def test_tl302_needs_the_trainer_link():
 # TL303 decoder-without-pad-token
 
 
+TL303_TRAINED = """
+    trainer = Trainer(model=model, args=TrainingArguments("out"), train_dataset=train_ds)
+    trainer.train()
+    """
+
+
 def test_tl303_gpt2_without_pad():
     src = """
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, Trainer, TrainingArguments
     tok = AutoTokenizer.from_pretrained("gpt2")
     model = AutoModelForSequenceClassification.from_pretrained("gpt2", num_labels=2)
-    """
+    """ + TL303_TRAINED
     [f] = [f for f in lint(src) if f.code == "TL303"]
-    assert "Cannot handle batch sizes > 1" in f.message
+    assert "Cannot handle batch sizes > 1" in f.hint and "no pad token in its config" in f.message
 
 
 def test_tl303_tokenizer_pad_only_still_fires():
     src = """
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, Trainer, TrainingArguments
     ckpt = "openai-community/gpt2"
     tok = AutoTokenizer.from_pretrained(ckpt)
     tok.pad_token = tok.eos_token
     model = AutoModelForSequenceClassification.from_pretrained(ckpt, num_labels=2)
-    """
+    """ + TL303_TRAINED
     [f] = [f for f in lint(src) if f.code == "TL303"]
-    assert "tokenizer.pad_token` alone" in f.message
+    assert "tokenizer.pad_token` alone" in f.hint
 
 
 def test_tl303_pad_token_id_in_kwargs_or_config_quiet():
@@ -147,9 +158,9 @@ def test_tl303_encoder_and_causal_lm_quiet():
 
 def test_tl303_llama_is_a_warning():
     src = """
-    from transformers import AutoModelForSequenceClassification
+    from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
     model = AutoModelForSequenceClassification.from_pretrained("meta-llama/Llama-3.2-1B", num_labels=2)
-    """
+    """ + TL303_TRAINED
     [f] = [f for f in lint(src) if f.code == "TL303"]
     assert f.severity.value == "warning"
 
@@ -892,7 +903,7 @@ def test_tl105_notebooks_and_a_device_only_accelerator_run_as_one_process():
         cell = {"cell_type": "code", "metadata": {}, "execution_count": 1, "outputs": [],
                 "source": textwrap.dedent(code).strip("\n")}
         nb = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
-        return [f.code for f in lint_notebook_text(json.dumps(nb), "train.ipynb", Settings()).findings]
+        return [f.code for f in lint_notebook_text(json.dumps(nb), "train.ipynb", Settings(select=["ALL"])).findings]
 
     assert notebook(kept) == []
     launched = kept + "notebook_launcher(training_function, num_processes=2)\n"
@@ -1165,9 +1176,10 @@ for epoch in range(3):
 """
 
 
-def test_tl204_off_by_default_tl203_on():
-    found = codes(LOADERS)
-    assert "TL204" not in found and found.count("TL203") == 2
+def test_tl204_and_tl203_off_by_default():
+    found = codes_by_default(LOADERS)
+    assert "TL204" not in found and "TL203" not in found
+    assert codes(LOADERS).count("TL203") == 2 and codes(LOADERS).count("TL204") == 2
 
 
 def test_tl203_tl204_selected():

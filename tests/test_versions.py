@@ -202,11 +202,15 @@ def _compat(result) -> dict[str, Severity]:
     return {f.code: f.severity for f in result.findings if f.code.startswith("TL8")}
 
 
+#: every rule selected: the API rules judged here are on by default or not (TL804 is off)
+EVERY_RULE = Settings(select=["ALL"])
+
+
 def test_a_notebook_pinned_to_an_old_stack_is_judged_there(tmp_path: Path):
     """transformers 4.30: `AdamW` deprecated there (a warning); `tokenizer=` (deprecated in 4.46) and
     `evaluation_strategy=` (deprecated in 4.41) are simply the arguments of that release: nothing."""
     nb = _notebook("!pip install -q transformers==4.30.2 \\\n    datasets evaluate")
-    result = lint_notebook_text(nb, str(tmp_path / "course.ipynb"), Settings())
+    result = lint_notebook_text(nb, str(tmp_path / "course.ipynb"), EVERY_RULE)
     assert _compat(result) == {"TL802": Severity.WARNING}
     tl802 = next(f for f in result.findings if f.code == "TL802")
     assert "deprecated since transformers 4.16" in tl802.message and "transformers==4.30.2" in tl802.message
@@ -214,7 +218,7 @@ def test_a_notebook_pinned_to_an_old_stack_is_judged_there(tmp_path: Path):
 
 def test_an_unpinned_install_means_the_latest_release(tmp_path: Path):
     """`!pip install transformers` installs transformers 5, whatever the linting environment has."""
-    old = Settings(target_versions={"transformers": "4.30"})
+    old = Settings(select=["ALL"], target_versions={"transformers": "4.30"})
     pinned_by_config = lint_notebook_text(_notebook(None), str(tmp_path / "a.ipynb"), old)
     assert set(_compat(pinned_by_config).values()) == {Severity.WARNING}
     latest = lint_notebook_text(_notebook("!pip install transformers datasets"), str(tmp_path / "b.ipynb"), old)
@@ -229,13 +233,13 @@ def test_the_projects_requirements_decide_for_its_scripts(repo: Path, monkeypatc
     script.write_text(TRAINER_CELLS[0])
     (repo / "requirements.txt").write_text("transformers>=4.30,<5\n")
     # the newest 4.x: `tokenizer=` deprecated there, `AdamW` gone since 4.50, `evaluation_strategy=` since 4.51
-    assert _compat(lint_file(script, Settings())) == {"TL802": Severity.ERROR, "TL804": Severity.WARNING,
+    assert _compat(lint_file(script, EVERY_RULE)) == {"TL802": Severity.ERROR, "TL804": Severity.WARNING,
                                                        "TL805": Severity.ERROR}
     (repo / "requirements.txt").write_text("transformers>=4.30,<4.40\n")
-    assert _compat(lint_file(script, Settings())) == {"TL802": Severity.WARNING}
+    assert _compat(lint_file(script, EVERY_RULE)) == {"TL802": Severity.WARNING}
     # the script's own install command is stronger evidence than the project's files
     script.write_text("# !pip install -U transformers\n" + TRAINER_CELLS[0])
-    assert set(_compat(lint_file(script, Settings())).values()) == {Severity.ERROR}
+    assert set(_compat(lint_file(script, EVERY_RULE)).values()) == {Severity.ERROR}
 
 
 TF_SCRIPT = textwrap.dedent(

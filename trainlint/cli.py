@@ -108,7 +108,7 @@ def check(paths, select, ignore, extend_select, output_format, exit_zero, fail_o
           probe_memory=0, probe_processes=512, prefetch=False) -> None:
     """Lint PATH... (files and directories; `-` reads stdin)."""
     if prefetch:  # `trainlint probe --prefetch SCRIPT`: fetch the hub assets the probe needs, lint nothing
-        from trainlint.probe.prefetch import prefetch as run_prefetch
+        from trainlint.probe.parent.prefetch import prefetch as run_prefetch
 
         scripts = [p for p in paths if str(p) != "-"]
         if len(scripts) != 1 or not scripts[0].is_file():
@@ -350,7 +350,7 @@ def _probe(file_paths, findings, run, python, timeout, rows, tiny_model, overfit
     if len(scripts) != 1:
         raise click.UsageError("--probe takes exactly one script: `trainlint --probe train.py [-- script args]`")
     script = scripts[0]
-    from trainlint.probe.hooks_devices import launcher_name
+    from trainlint.probe.child.frameworks.cuda_on_cpu import launcher_name
 
     asked = click.get_current_context().params.get("launcher")
     launcher = launcher_name(asked) if asked else ""

@@ -5,8 +5,9 @@ the following comment lines).
     python benchmarks/buggy/build_expected.py [--check] [--found]
 
 ``--check`` exits 1 when expected.jsonl differs from what the cases say. ``--found`` also lints the
-cases (default rules) and rewrites ``found.txt``: the expected findings trainlint reports today
-(``path:line:code``), which tests/test_buggy_set.py keeps found.
+cases and rewrites ``found.txt``: the expected findings trainlint reports today (``path:line:code``),
+which tests/test_buggy_set.py keeps found. The cases are linted with every rule selected (``ALL``), so
+that a rule off by default keeps the cases it finds when it is selected.
 """
 
 from __future__ import annotations
@@ -49,14 +50,16 @@ def rows() -> list[dict]:
 
 
 def found(expected: list[dict] | None = None) -> list[str]:
-    """``path:line:code`` of the expected findings that the default rules report on that line."""
+    """``path:line:code`` of the expected findings reported on that line, with every rule selected: the
+    rule that can find a case runs whether or not it is on by default."""
     from trainlint.config import Settings
     from trainlint.parallel import lint_file
 
     expected = rows() if expected is None else expected
     seen = set()
+    every_rule = Settings(select=["ALL"])
     for path in sorted(CASES.glob("*.py")):
-        for f in lint_file(path, Settings(), path.name).findings:
+        for f in lint_file(path, every_rule, path.name).findings:
             seen.add((path.name, f.start.row, f.code))
     return [f"{e['path']}:{e['line']}:{e['code']}" for e in expected if (e["path"], e["line"], e["code"]) in seen]
 

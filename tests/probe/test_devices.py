@@ -18,7 +18,7 @@ import pytest
 
 from trainlint.findings import Finding, Position, ProbeStatus, Severity
 from trainlint.probe import ProbeOptions, run_probe
-from trainlint.probe.hooks_devices import launcher_name
+from trainlint.probe.child.frameworks.cuda_on_cpu import launcher_name
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "probe_gpu"
 ROOT = Path(__file__).resolve().parents[2]
@@ -276,7 +276,7 @@ WORLD_OF_ONE = """\
 import torch
 import torch.distributed as dist
 from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, fully_shard
-from trainlint.probe.hooks_devices import _register_world_of_one, loopback_up
+from trainlint.probe.child.frameworks.cuda_on_cpu import _register_world_of_one, loopback_up
 
 print("loopback:", loopback_up() or "up")
 dist.init_process_group(_register_world_of_one(), store=dist.HashStore(), rank=0, world_size=1)

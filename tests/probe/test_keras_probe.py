@@ -467,7 +467,7 @@ def test_cli_probe_tf_keras_labels_in_features_target_data_missing(kpy: str, tmp
     ],
 )
 def test_curve_classifier(losses, kind):
-    from trainlint.probe import curve
+    from trainlint.probe.child import curve
 
     verdict = curve.classify(losses)
     assert verdict.kind == kind, verdict

@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 from support import need_modules, run_cli
 
-from trainlint.probe.prefetch import dataset_dir, script_assets
+from trainlint.probe.parent.prefetch import dataset_dir, script_assets
 
 REPO = "tiny-org/tiny-bert"
 DATASET = "tiny-org/reviews"

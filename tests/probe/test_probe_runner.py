@@ -12,16 +12,15 @@ from pathlib import Path
 import pytest
 
 from trainlint.findings import Finding, Position, ProbeStatus, Severity
-from trainlint.probe import ProbeOptions, run_probe
-from trainlint.probe.runner import _report
+from trainlint.probe import ProbeOptions, protocol, run_probe
+from trainlint.probe.parent.report import build_report
 
 SRC = Path(__file__).resolve().parents[2]
 
 CHILD_MODULES = [
-    "trainlint.probe.child",
-    "trainlint.probe.harness",
-    "trainlint.probe.hooks_torch",
-    *(f"trainlint.stages.{p.parent.name}.probe" for p in sorted((SRC / "trainlint" / "stages").glob("s*/probe.py"))),
+    *(".".join(p.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
+      for p in sorted((SRC / "trainlint" / "probe" / "child").rglob("*.py")) if p.name != "__main__.py"),
+    *(f"trainlint.stages.{p.parent.name}.{p.stem}" for p in sorted((SRC / "trainlint" / "stages").glob("s*/probe*.py"))),
 ]
 
 
@@ -53,7 +52,7 @@ def test_events_become_probe_outcomes(tmp_path):
         {"type": "note", "text": "hello"},
         {"type": "end", "outcome": "reached-training", "text": "stopped at train()"},
     ]
-    report = _report(script, statics, events, "reached-training", isolated=False)
+    report = build_report(script, statics, [protocol.decode(e) for e in events], "reached-training", isolated=False)
     status = [(f.code, f.start.row, f.probe.status, f.probe.evidence) for f in report.findings]
     assert status[0] == ("TL301", 1, ProbeStatus.CONFIRMED, "2×400")  # confirmed through TL106
     assert status[1][2] is ProbeStatus.NOT_REPRODUCED
@@ -97,9 +96,12 @@ def test_foreign_interpreter_without_trainlint(tmp_path, monkeypatch):
     ],
 )
 def test_known_exceptions_map_to_their_codes(exc, code):
+    from trainlint.probe.child.harness import Harness
+    from trainlint.probe.child.points import ScriptError
     from trainlint.stages.s8_compat.probe import classify_exception
 
-    got = classify_exception(exc, None)
+    h = Harness(protocol.Config(script="train.py", argv=["train.py"], workdir="/w"), sink=lambda e: None)
+    got = classify_exception(h, ScriptError(exc, None))
     assert (got[0] if got else None) == code
 
 
@@ -113,7 +115,7 @@ def test_incomplete_check_is_a_note_and_never_all_clear(tmp_path):
         {"type": "incomplete", "check": "weights move", "reason": "no optimizer step observed", "codes": ["TL506"]},
         {"type": "end", "outcome": "reached-training", "text": "stopped at train()"},
     ]
-    report = _report(script, [], events, "reached-training", isolated=True)
+    report = build_report(script, [], [protocol.decode(e) for e in events], "reached-training", isolated=True)
     assert report.incomplete == ["weights move: no optimizer step observed"]
     assert not report.complete
     assert "probe check could not complete: weights move: no optimizer step observed" in report.notes

@@ -268,9 +268,9 @@ def test_injected_keras_bug_is_confirmed(tf_tiny, imdb_dir, monkeypatch, tmp_pat
 
 
 def test_output_options_point_into_the_work_directory():
-    from trainlint.probe.child import _redirect_output_args
+    from trainlint.probe.child.main import redirect_output_args
 
-    argv, changed = _redirect_output_args(
+    argv, changed = redirect_output_args(
         ["t.py", "--output_dir", "out", "--logging-dir=runs", "--train_file", "a.csv", "--save_path", "/w/x/m.pt",
          "--resume_from_checkpoint", "ckpt", "--output_dir", "-"], "/w/x")
     assert argv == ["t.py", "--output_dir", "/w/x/outputs/1", "--logging-dir=/w/x/outputs/2", "--train_file", "a.csv",

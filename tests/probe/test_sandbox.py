@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from trainlint.probe import ProbeOptions, ProbeReport, run_probe
-from trainlint.probe.sandbox import detect_sandbox
+from trainlint.probe.parent.sandbox import detect_sandbox
 
 pytestmark = pytest.mark.probe
 
@@ -410,12 +410,13 @@ def test_stop_cannot_be_swallowed_or_faked(sandbox, tmp_path, monkeypatch):
     """A script that reaches "training", blocks os._exit and then lies through the harness itself: the
     parent sees the run go on after its end and does not believe it (the harness is in the script's
     process: a script that patches it can lie, so the verdict is best effort, see the threat model)."""
-    import trainlint.probe.sandbox as sb
+    import trainlint.probe.parent.channel as sb
 
     monkeypatch.setattr(sb, "END_GRACE", 2.0)
     script = project_with(tmp_path, """\
         import os, time
-        from trainlint.probe import harness
+        from trainlint.probe.child.harness import current
+        harness = current()
         os._exit = lambda code: None
         harness.note("isolated (bwrap): a fake isolation line from the harness")
         try:
@@ -428,7 +429,7 @@ def test_stop_cannot_be_swallowed_or_faked(sandbox, tmp_path, monkeypatch):
     assert report.outcome == "reached-training", report.notes  # the real os._exit was used
     assert any(n.startswith("(from the script's process) isolated (bwrap)") for n in report.notes), report.notes
     script.write_text(script.read_text().replace("os._exit = lambda code: None",
-                                                 "os._exit = harness._real_exit = lambda code: None"))
+                                                 "os._exit = harness.real_exit = lambda code: None"))
     report = probe(script)
     assert report.outcome == "did-not-stop", report.notes
     assert not report.complete

@@ -4,75 +4,39 @@ tests do not: TL207, TL305, TL308, TL405, TL406, TL407, TL504, TL506, TL602, TL6
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 
-from support import need_modules
+from support import need_modules, recording_harness
+from trainlint.probe import protocol
+from trainlint.probe.child.harness import Harness
 
 pytestmark = pytest.mark.probe
 
 need_modules("torch", "transformers", "datasets")
 
 
-class RecordingHarness:
-    """The harness API the stage checks use (trainlint.probe.harness), recording instead of emitting."""
+def findings(h: Harness) -> list[tuple[str, str, str]]:
+    return [(e.code, e.message, e.evidence) for e in h.events if isinstance(e, protocol.Finding)]
 
-    raise_check_errors = True  # a bug in a check must fail the test, not become an "incomplete"
 
-    def __init__(self, static_codes=(), overfit=0, tiny_model=False):
-        self.incompletes: list[tuple[str, str, tuple]] = []
-        self.findings: list[tuple[str, str, str]] = []
-        self.checked_codes: set[str] = set()
-        self.notes: list[str] = []
-        self.details: list[str] = []
-        self.emitted: set[str] = set()
-        self.options = {"static_codes": list(static_codes), "overfit": overfit, "tiny_model": tiny_model}
-        self.state: dict = {}
+def codes(h: Harness) -> list[str]:
+    return [c for c, _, _ in findings(h)]
 
-    def finding(self, code, message, evidence="", line=None, confirms=(), severity=None):
-        self.findings.append((code, message, evidence))
-        self.emitted.add(code)
-        self.emitted.update(confirms)
 
-    def checked(self, *codes):
-        self.checked_codes.update(codes)
+def evidence(h: Harness, code: str) -> str:
+    return next(e for c, _, e in findings(h) if c == code)
 
-    def note(self, text):
-        self.notes.append(text)
 
-    def incomplete(self, check, reason, codes=()):
-        self.incompletes.append((check, reason, tuple(codes)))
+def checked(h: Harness) -> set[str]:
+    return {c for e in h.events if isinstance(e, protocol.Checked) for c in e.codes}
 
-    def detail(self, text):
-        self.details.append(text)
 
-    def phase(self, name):
-        pass
+def notes(h: Harness) -> list[str]:
+    return [e.text for e in h.events if isinstance(e, protocol.Note)]
 
-    def user_line(self, tb=None):
-        return None
 
-    def where(self, line):
-        return "train.py"
-
-    def guarded(self, label, fn, *args, **kwargs):
-        return fn(*args, **kwargs)  # a bug in a check must fail the test, not become a note
-
-    def busy(self):
-        return contextlib.nullcontext()
-
-    def is_busy(self):
-        return True
-
-    def elapsed(self):
-        return 0.0
-
-    def codes(self) -> list[str]:
-        return [c for c, _, _ in self.findings]
-
-    def evidence(self, code: str) -> str:
-        return next(e for c, _, e in self.findings if c == code)
+def details(h: Harness) -> list[str]:
+    return [e.text for e in h.events if isinstance(e, protocol.Detail)]
 
 
 @pytest.fixture(scope="module")
@@ -114,10 +78,10 @@ def trainer(tmp_path, model=None, train=None, eval_ds=None, **kw):
                    eval_dataset=eval_ds, **kw)
 
 
-def run(tr, static_codes=(), overfit=0, tiny_model=False) -> RecordingHarness:
-    from trainlint.probe.hooks_torch import probe_trainer
+def run(tr, static_codes=(), overfit=0, tiny_model=False) -> Harness:
+    from trainlint.probe.child.frameworks.hf_trainer import probe_trainer
 
-    h = RecordingHarness(static_codes, overfit, tiny_model)
+    h = recording_harness(static_codes=static_codes, overfit=overfit, tiny_model=tiny_model)
     probe_trainer(h, tr, "train", 10)
     return h
 
@@ -127,21 +91,21 @@ def test_healthy_trainer_is_clear(torch_stack, tmp_path):
         return {"accuracy": float((p.predictions.argmax(-1) == p.label_ids).mean())}
 
     h = run(trainer(tmp_path, eval_ds=dataset(8), compute_metrics=compute_metrics))
-    assert h.findings == []
+    assert findings(h) == []
     assert {"TL101", "TL106", "TL301", "TL201", "TL207", "TL305", "TL308", "TL405", "TL406", "TL407", "TL504",
-            "TL506", "TL601", "TL602", "TL607", "TL606"} <= h.checked_codes
+            "TL506", "TL601", "TL602", "TL607", "TL606"} <= checked(h)
 
 
 def test_batch_key_not_in_forward(torch_stack, tmp_path):
     h = run(trainer(tmp_path, train=dataset(extra={"idx": list(range(16))}), remove_unused_columns=False))
-    assert "TL207" in h.codes() and "'idx'" in h.evidence("TL207")
+    assert "TL207" in codes(h) and "'idx'" in evidence(h, "TL207")
 
 
 def test_all_parameters_frozen(torch_stack, tmp_path):
     model = bert()
     model.requires_grad_(False)
     h = run(trainer(tmp_path, model=model))
-    assert h.codes() == ["TL305"] and "0 of" in h.evidence("TL305")
+    assert codes(h) == ["TL305"] and "0 of" in evidence(h, "TL305")
 
 
 def test_parameter_without_gradient_and_non_finite_loss(torch_stack, tmp_path):
@@ -163,19 +127,19 @@ def test_parameter_without_gradient_and_non_finite_loss(torch_stack, tmp_path):
             return {"loss": nn.functional.cross_entropy(logits, labels), "logits": logits}
 
     h = run(trainer(tmp_path, model=Unused()))
-    assert h.codes() == ["TL308"] and "unused.weight" in h.evidence("TL308")
+    assert codes(h) == ["TL308"] and "unused.weight" in evidence(h, "TL308")
     h = run(trainer(tmp_path, model=Unused(nan=True)))
-    assert "TL406" in h.codes() and "non-finite per-sample loss at batch indices" in h.evidence("TL406")
+    assert "TL406" in codes(h) and "non-finite per-sample loss at batch indices" in evidence(h, "TL406")
 
 
 def test_float_labels_are_multi_label(torch_stack, tmp_path):
     h = run(trainer(tmp_path, train=dataset(labels=[float(i % 3) for i in range(16)])))
-    assert h.codes() == ["TL405"] and "BCEWithLogitsLoss" in h.findings[0][1]
+    assert codes(h) == ["TL405"] and "BCEWithLogitsLoss" in findings(h)[0][1]
 
 
 def test_integer_classes_on_regression_head_confirm_tl304(torch_stack, tmp_path):
     h = run(trainer(tmp_path, model=bert(num_labels=1)))
-    assert "TL405" in h.codes() and "regression" in h.findings[0][1]
+    assert "TL405" in codes(h) and "regression" in findings(h)[0][1]
 
 
 def test_initial_loss_far_above_ln_num_labels(torch_stack, tmp_path):
@@ -185,7 +149,7 @@ def test_initial_loss_far_above_ln_num_labels(torch_stack, tmp_path):
         return torch.nn.functional.cross_entropy(outputs["logits"], labels) * 50
 
     h = run(trainer(tmp_path, compute_loss_func=summed))
-    assert "TL407" in h.codes() and "ln(3)" in h.findings[0][1]
+    assert "TL407" in codes(h) and "ln(3)" in findings(h)[0][1]
 
 
 def test_optimizer_on_replaced_model_and_zero_learning_rate(torch_stack, tmp_path):
@@ -193,10 +157,10 @@ def test_optimizer_on_replaced_model_and_zero_learning_rate(torch_stack, tmp_pat
 
     stale = bert()
     h = run(trainer(tmp_path, model=bert(), optimizers=(torch.optim.AdamW(stale.parameters(), lr=5e-5), None)))
-    assert h.codes() == ["TL504"] and "overlap 0" in h.evidence("TL504")
+    assert codes(h) == ["TL504"] and "overlap 0" in evidence(h, "TL504")
     model = bert()
     h = run(trainer(tmp_path, model=model, optimizers=(torch.optim.SGD(model.parameters(), lr=0.0), None)))
-    assert h.codes() == ["TL506"] and "lr=0" in h.findings[0][1]
+    assert codes(h) == ["TL506"] and "lr=0" in findings(h)[0][1]
 
 
 def test_default_learning_rate_of_a_user_optimizer_confirms_tl502(torch_stack, tmp_path):
@@ -205,7 +169,7 @@ def test_default_learning_rate_of_a_user_optimizer_confirms_tl502(torch_stack, t
     model = bert()
     h = run(trainer(tmp_path, model=model, optimizers=(torch.optim.AdamW(model.parameters()), None)),
             static_codes=("TL502",))
-    assert h.codes() == ["TL502"] and "0.001" in h.evidence("TL502")
+    assert codes(h) == ["TL502"] and "0.001" in evidence(h, "TL502")
 
 
 @pytest.mark.parametrize(
@@ -226,14 +190,14 @@ def test_evaluation_failures(torch_stack, tmp_path, kind, code):
     if kind == "best-metric":
         kw["metric_for_best_model"] = "f1"
     h = run(trainer(tmp_path, eval_ds=dataset(8), **kw))
-    assert h.codes() == [code], h.findings
+    assert codes(h) == [code], findings(h)
 
 
 def test_overfit_classifies_the_curve(torch_stack, tmp_path):
     h = run(trainer(tmp_path, learning_rate=5e-3), overfit=25)
-    assert any("--overfit 25" in n for n in h.notes)
-    assert any("step 1" in d for d in h.details)  # the plot
-    assert "TL706" in h.checked_codes or "TL706" in h.codes()
+    assert any("--overfit 25" in n for n in notes(h))
+    assert any("step 1" in d for d in details(h))  # the plot
+    assert "TL706" in checked(h) or "TL706" in codes(h)
 
 
 def test_raw_text_with_a_tokenizing_collator_is_not_raw(torch_stack, tmp_path):
@@ -247,13 +211,13 @@ def test_raw_text_with_a_tokenizing_collator_is_not_raw(torch_stack, tmp_path):
         return {"input_ids": ids, "labels": torch.tensor([r["label"] for r in rows])}
 
     h = run(trainer(tmp_path, train=raw, data_collator=collate, remove_unused_columns=False))
-    assert "TL101" not in h.codes() and "TL101" in h.checked_codes, h.findings
+    assert "TL101" not in codes(h) and "TL101" in checked(h), findings(h)
 
     def passthrough(rows):
         return {"labels": torch.tensor([r["label"] for r in rows])}
 
     h = run(trainer(tmp_path, train=raw, data_collator=passthrough, remove_unused_columns=False))
-    assert h.codes() == ["TL101"] and "batch keys ['labels']" in h.evidence("TL101")
+    assert codes(h) == ["TL101"] and "batch keys ['labels']" in evidence(h, "TL101")
 
 
 def test_tiny_model_from_a_large_config_without_weights(torch_stack, tmp_path):
@@ -261,15 +225,14 @@ def test_tiny_model_from_a_large_config_without_weights(torch_stack, tmp_path):
     that keeps the vocabulary, the labels and the pad token."""
     from transformers import AutoModelForSequenceClassification, LlamaConfig, modeling_utils
 
-    from trainlint.stages.s3_model import probe as s3
+    from trainlint.probe.child.frameworks.hf_trainer import install_tiny_model
 
     LlamaConfig(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32,
                 num_key_value_heads=8, vocab_size=32000, pad_token_id=0).save_pretrained(tmp_path / "llama")
-    h = RecordingHarness()
-    h.is_busy = lambda: False
+    h = recording_harness()
     original = modeling_utils.PreTrainedModel.__dict__["from_pretrained"]
     try:
-        s3.install_tiny_model(h, modeling_utils)
+        install_tiny_model(h, modeling_utils)
         model = AutoModelForSequenceClassification.from_pretrained(str(tmp_path / "llama"), num_labels=5)
     finally:
         modeling_utils.PreTrainedModel.from_pretrained = original
@@ -278,7 +241,7 @@ def test_tiny_model_from_a_large_config_without_weights(torch_stack, tmp_path):
     assert (c.num_labels, c.vocab_size, c.pad_token_id) == (5, 32000, 0)
     assert c.num_hidden_layers == 2 and c.hidden_size == 64
     assert sum(p.numel() for p in model.parameters()) < 5_000_000
-    assert any("--tiny-model" in n for n in h.notes)
+    assert any("--tiny-model" in n for n in notes(h))
     import torch
 
     out = model(input_ids=torch.tensor([[1, 5, 9, 0]]), labels=torch.tensor([3]))
@@ -293,8 +256,8 @@ def test_label_range_reads_the_head_not_a_reassigned_config(torch_stack, tmp_pat
     model.config.label2id = {v: k for k, v in model.config.id2label.items()}
     assert model.config.num_labels == 3 and model.classifier.out_features == 2
     h = run(trainer(tmp_path, model=model))
-    assert h.codes()[:1] == ["TL106"], h.findings
-    message, evidence = h.findings[0][1], h.findings[0][2]
+    assert codes(h)[:1] == ["TL106"], findings(h)
+    message, evidence = findings(h)[0][1], findings(h)[0][2]
     assert "outside [0, 2)" in message and "num_labels = 3" in message and "`classifier` has 2 outputs" in message
     assert "2.0×" in evidence or "2×" in evidence
 
@@ -308,11 +271,11 @@ def _pretrained(tmp_path):
 
 def test_observed_rate_on_a_pretrained_model_is_tl503_without_a_static_finding(torch_stack, tmp_path):
     h = run(trainer(tmp_path, model=_pretrained(tmp_path), learning_rate=1e-3))
-    assert h.codes() == ["TL503"], h.findings
-    assert "0.001" in h.findings[0][1] and "from_pretrained" in h.evidence("TL503")
+    assert codes(h) == ["TL503"], findings(h)
+    assert "0.001" in findings(h)[0][1] and "from_pretrained" in evidence(h, "TL503")
     # The same rate on a model trained from scratch (from_config) is fine.
     h = run(trainer(tmp_path, model=bert(), learning_rate=1e-3))
-    assert "TL503" not in h.codes() and "TL503" in h.checked_codes
+    assert "TL503" not in codes(h) and "TL503" in checked(h)
 
 
 def test_step_and_overfit_run_at_the_base_rate_not_the_warmup_value(torch_stack, tmp_path):
@@ -325,9 +288,9 @@ def test_step_and_overfit_run_at_the_base_rate_not_the_warmup_value(torch_stack,
     warmup = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, step / 100))
     assert optimizer.param_groups[0]["lr"] == 0.0
     h = run(trainer(tmp_path, model=model, optimizers=(optimizer, warmup)), overfit=25)
-    assert "TL506" not in h.codes() and "TL506" in h.checked_codes, h.findings
-    assert "TL706" not in h.codes(), h.findings
-    assert any("base rate lr=0.005" in n and "--overfit 25" in n for n in h.notes), h.notes
+    assert "TL506" not in codes(h) and "TL506" in checked(h), findings(h)
+    assert "TL706" not in codes(h), findings(h)
+    assert any("base rate lr=0.005" in n and "--overfit 25" in n for n in notes(h)), notes(h)
 
 
 def test_a_plateau_on_a_random_tiny_model_is_a_note_not_tl706(torch_stack):
@@ -337,12 +300,12 @@ def test_a_plateau_on_a_random_tiny_model_is_a_note_not_tl706(torch_stack):
 
     optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(2))], lr=1e-4)
     flat = [1.0986] * 10
-    h = RecordingHarness(tiny_model=True)
+    h = recording_harness(tiny_model=True)
     report_overfit(h, flat, optimizer, "--overfit 10: one batch", 3)
-    assert h.codes() == [] and any("random --tiny-model" in n and "plateaus" in n for n in h.notes), h.notes
-    h = RecordingHarness()
+    assert codes(h) == [] and any("random --tiny-model" in n and "plateaus" in n for n in notes(h)), notes(h)
+    h = recording_harness()
     report_overfit(h, flat, optimizer, "--overfit 10: one batch", 3)
-    assert h.codes() == ["TL706"] and "lr=0.0001" in h.findings[0][1]
+    assert codes(h) == ["TL706"] and "lr=0.0001" in findings(h)[0][1]
 
 
 def test_a_batch_without_labels_names_the_batch_keys(torch_stack, tmp_path):
@@ -350,8 +313,8 @@ def test_a_batch_without_labels_names_the_batch_keys(torch_stack, tmp_path):
 
     no_labels = Dataset.from_dict({"input_ids": [[2, 5 + i, 6, 3] for i in range(16)]})
     h = run(trainer(tmp_path, train=no_labels))
-    assert h.codes() == ["TL707"], h.findings
-    assert "no labels" in h.findings[0][1] and "'input_ids'" in h.findings[0][1]
+    assert codes(h) == ["TL707"], findings(h)
+    assert "no labels" in findings(h)[0][1] and "'input_ids'" in findings(h)[0][1]
 
 
 def test_a_failing_optimizer_step_is_a_finding_not_all_clear(torch_stack, tmp_path):
@@ -363,5 +326,5 @@ def test_a_failing_optimizer_step_is_a_finding_not_all_clear(torch_stack, tmp_pa
 
     model = bert()
     h = run(trainer(tmp_path, model=model, optimizers=(Broken(model.parameters(), lr=0.1), None)))
-    assert h.codes() == ["TL707"], h.findings
-    assert "optimizer.step() fails" in h.findings[0][1] and "sparse gradients" in h.findings[0][1]
+    assert codes(h) == ["TL707"], findings(h)
+    assert "optimizer.step() fails" in findings(h)[0][1] and "sparse gradients" in findings(h)[0][1]

@@ -65,7 +65,29 @@ class Dataflow(Scopes):
         q = self.imports.qualify(expr)
         if q is None and isinstance(expr, (cst.Name, cst.Attribute)):
             q = self._implicit(expr)
+        if q is None and isinstance(expr, (cst.Name, cst.Attribute)):
+            q = self._module_alias(expr)
         return q
+
+    def _module_alias(self, expr: cst.Name | cst.Attribute) -> str | None:
+        """A name bound once in the whole file, at module level, to an imported dotted name (`keras = tf.keras`):
+        what it names, followed by the rest of ``expr``."""
+        d = dotted(expr)
+        if d is None:
+            return None
+        head, _, rest = d.partition(".")
+        if head in self.imports.names:
+            return None
+        found = [b for names in self.bindings.values() for b in names.get(head, ())]
+        if len(found) != 1 or head not in self.bindings.get(None, {}):
+            return None
+        value = found[0].value
+        if not isinstance(value, (cst.Name, cst.Attribute)) or dotted(value) is None or dotted(value) == head:
+            return None
+        base = self.imports.qualify(value)
+        if base is None:
+            return None
+        return f"{base}.{rest}" if rest else base
 
     def _implicit(self, expr: cst.BaseExpression) -> str | None:
         """The qualified name of a name no import binds and nothing in the file assigns: from a
@@ -142,16 +164,33 @@ class Dataflow(Scopes):
         return v
 
     def _class_value(self, node: cst.ClassDef) -> ClassValue:
+        memo = self.__dict__.setdefault("_class_values", {})
+        if node in memo:
+            return memo[node] or ClassValue(node, ())  # a cycle of bases: the bases found so far
+        memo[node] = None
         bases = []
         for arg in node.bases:
             qn = self.qualname(arg.value)
             if qn:
                 bases.append(qn)
             elif isinstance(arg.value, cst.Name):
-                v = self.value_of(arg.value, node)
+                b = self.base_binding(arg.value.value, node)
+                v = self._class_value(b.value) if b is not None and isinstance(b.value, cst.ClassDef) else (
+                    self.value_of(b.value, node) if b is not None and isinstance(b.value, cst.BaseExpression) else None)
                 if isinstance(v, ClassValue):
                     bases.extend(v.bases)
-        return ClassValue(node, tuple(bases))
+        memo[node] = value = ClassValue(node, tuple(bases))
+        return value
+
+    def base_binding(self, name: str, cls: cst.ClassDef) -> Binding | None:
+        """The binding of the base ``name`` of the class statement ``cls``: the bases are evaluated before
+        the class binds its own name, so `class Mario(Mario):` derives from the `Mario` bound before."""
+        b = self.lookup(name, cls)
+        if b is None or b.value is not cls:
+            return b
+        w = self.where.get(cls)
+        earlier = [x for x in self.bindings.get(w.function if w else None, {}).get(name, ()) if x.order < b.order]
+        return earlier[-1] if earlier else None
 
     def _map_tokenization(self, call: cst.Call, at: cst.CSTNode) -> Tokenization:
         """What ``ds.map(f)`` does with the tokenizer (:class:`DatasetFacts`)."""

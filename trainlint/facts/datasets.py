@@ -13,7 +13,7 @@ from trainlint import knowledge
 from trainlint.facts.dataflow import Dataflow
 from trainlint.facts.expr import UNKNOWN, argument, has_star_kwargs, literal
 from trainlint.facts.walk import iter_calls, iter_nodes
-from trainlint.facts.values import DatasetValue, Tokenization, TokenizerValue
+from trainlint.facts.values import ClassValue, DatasetValue, FunctionValue, Tokenization, TokenizerValue
 
 _TOKENIZER_NAME = re.compile(r"token", re.I)
 
@@ -108,6 +108,8 @@ class DatasetFacts(Dataflow):
             v = self.value_of(target, at if at is not None and at in self.where else None)
             if isinstance(v, TokenizerValue):
                 return True
+            if isinstance(v, (FunctionValue, ClassValue)):
+                return False  # a function (or class) of the file named like a tokenizer: what it does is in its body
             return bool(_TOKENIZER_NAME.search(target.value)) and target.value != "tokenize"
         if isinstance(target, cst.Attribute):  # self.tokenizer(...)
             return bool(_TOKENIZER_NAME.search(target.attr.value))

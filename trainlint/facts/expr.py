@@ -120,3 +120,9 @@ def self_item(expr: cst.BaseExpression, through: tuple[str, ...] = ()) -> tuple[
     if isinstance(v, cst.Attribute) and isinstance(v.value, cst.Name) and v.value.value == "self":
         return v.attr.value, expr.slice[0].slice.value.value
     return None
+
+
+def short_code(code: str, limit: int = 40) -> str:
+    """Source text as a concise message shows it: on one line, cut to ``limit`` characters."""
+    code = " ".join(code.split())
+    return code if len(code) <= limit else code[: limit - 1] + "…"

@@ -28,7 +28,8 @@ class Output(enum.Enum):
     SIGMOID = "sigmoid probabilities"  # each value in (0, 1)
     LOG_PROBABILITIES = "log-probabilities"  # a log-softmax
     NON_NEGATIVE = "non-negative values"  # a ReLU's output
-    CLASS_IDS = "class ids"  # an argmax
+    CLASS_IDS = "class ids"  # an argmax, or integer labels (a dataset's class ids)
+    ONE_HOT = "one-hot vectors"  # labels one-hot encoded (`to_categorical`, `one_hot`), one vector a sample
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +66,15 @@ class Module(Obj):
     output: Output | None = None
     #: set directly when the module is known as a whole (a pretrained transformer: dropout in its config)
     known_mode_dependent: bool | None = None
+    #: the width of the last axis of what calling it returns (`Dense(10)`, a Sequential ending in
+    #: `Linear(h, 1)` and a ReLU); None: unknown
+    units: int | None = None
+    #: when it returns a softmax / log-softmax of scores: what those scores were (`Tensor.scores`)
+    scores: Output | None = None
+    #: the layer or call that decides `output` (its last layer, the activation its `forward` returns)
+    origin: cst.CSTNode | None = None
+    #: the layer or call that makes the `scores`
+    scores_origin: cst.CSTNode | None = None
 
     @property
     def mode_dependent(self) -> bool | None:
@@ -117,11 +127,38 @@ class Tensor(Obj):
     loss: bool = False  # the value of a loss
     #: a pre-0.4 `Variable(..., volatile=True)`: what is computed from it records no graph (that era's no_grad)
     volatile: bool = False
+    #: the width of its last axis, where the layer that made it says (`Linear(h, 1)(x)`: 1); None: unknown
+    units: int | None = None
+    #: for a softmax / log-softmax (or sigmoid) of a tensor: what that tensor's values were (a ReLU's
+    #: non-negative output under a log-softmax); None: unknown or not an activation's output
+    scores: Output | None = None
+    #: the layer or call that decides `output` (the final ReLU, the softmax taken); None: unknown
+    origin: cst.CSTNode | None = None
+    #: the layer or call that makes the `scores`
+    scores_origin: cst.CSTNode | None = None
 
 
 @dataclasses.dataclass(frozen=True)
 class Number(Obj):
     """A Python number: a literal, `loss.item()`, `float(x)`, a sum of numbers. It holds no graph."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Tokenizer(Obj):
+    """A transformers tokenizer (`AutoTokenizer.from_pretrained(...)`, a `*Tokenizer` class) or processor."""
+
+    name: str = ""  # the class: "AutoTokenizer", "BertTokenizerFast", "AutoProcessor"
+
+    @property
+    def processor(self) -> bool:
+        """A processor (`AutoProcessor`): calling it returns a `BatchFeature`, not a `BatchEncoding`."""
+        return "Tokenizer" not in self.name
+
+
+@dataclasses.dataclass(frozen=True)
+class Encoding(Obj):
+    """What calling a transformers tokenizer returns (`tokenizer(texts)`, `tokenizer.batch_encode_plus(...)`,
+    `tokenizer.pad(...)`): a `BatchEncoding`, a dict subclass, whatever `return_tensors` asks for."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,6 +203,24 @@ TORCH_ACTIVATIONS = {
     "softmax": Output.PROBABILITIES, "log_softmax": Output.LOG_PROBABILITIES, "sigmoid": Output.SIGMOID,
     "relu": Output.NON_NEGATIVE, "relu6": Output.NON_NEGATIVE, "argmax": Output.CLASS_IDS,
 }
+#: TensorFlow / Keras functions that make probabilities and friends, by their last name, under the modules
+#: `TF_ACTIVATION_MODULES` (`tf.sigmoid`, `tf.nn.softmax`, `tf.math.sigmoid`, `keras.activations.relu`, ...)
+TF_ACTIVATIONS = {
+    "softmax": Output.PROBABILITIES, "log_softmax": Output.LOG_PROBABILITIES, "sigmoid": Output.SIGMOID,
+    "relu": Output.NON_NEGATIVE, "relu6": Output.NON_NEGATIVE,
+}
+TF_ACTIVATION_MODULES = ("tensorflow.", "tensorflow.nn.", "tensorflow.math.", "keras.activations.", "keras.ops.",
+                         "keras.backend.")
+#: layers that keep the width of the last axis (activations, dropout, normalisation): a `Linear(h, 1)` then a
+#: ReLU still has one unit
+WIDTH_KEEPING = frozenset({
+    "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
+    "Hardtanh", "Softmax", "LogSoftmax", "Softplus", "Identity", "Dropout", "AlphaDropout", "BatchNorm1d",
+    "LayerNorm", "Activation", "BatchNormalization", "LayerNormalization", "GaussianNoise", "GaussianDropout",
+    "ThresholdedReLU",
+})
+#: `keras.datasets.<name>.load_data()`: `(x_train, y_train), (x_test, y_test)` with integer class ids as labels
+KERAS_CLASS_ID_DATASETS = frozenset({"mnist", "fashion_mnist", "cifar10", "cifar100", "reuters", "imdb"})
 
 #: torch losses: (expects, targets); functional spellings map to the same
 TORCH_LOSSES: dict[str, tuple[Output | None, str]] = {
@@ -212,6 +267,17 @@ def keras_loss_expects(name: str, from_logits: object) -> Output | None:
     return Output.SIGMOID if KERAS_CROSSENTROPY.get(name) == "binary" else Output.PROBABILITIES
 
 
+def output_units(layers: Iterable[Layer]) -> int | None:
+    """The width of the last axis after ``layers`` (in order): the units of the last layer that sets them,
+    when only width-keeping layers follow it; None when a layer of unknown width comes first."""
+    for layer in reversed(list(layers)):
+        if layer.units is not None:
+            return layer.units
+        if layer.name not in WIDTH_KEEPING:
+            return None
+    return None
+
+
 def merge(objs: list[Obj | None]) -> Obj | None:
     """What several candidates agree on (a parameter given different objects by its callers, an
     attribute assigned in several places): the common kind with the fields they share; None when one
@@ -225,16 +291,22 @@ def merge(objs: list[Obj | None]) -> Obj | None:
         return None
     if isinstance(first, Number):
         return Number(None)
+    if isinstance(first, Encoding):
+        return Encoding(None)
     if isinstance(first, Tensor):
         ts = [o for o in objs if isinstance(o, Tensor)]
         return Tensor(None, output=_same(t.output for t in ts), graph=_same(t.graph for t in ts),
-                      loss=all(t.loss for t in ts))
+                      loss=all(t.loss for t in ts), units=_same(t.units for t in ts),
+                      scores=_same(t.scores for t in ts), origin=_same(t.origin for t in ts),
+                      scores_origin=_same(t.scores_origin for t in ts))
     if isinstance(first, Module):
         ms = [o for o in objs if isinstance(o, Module)]
         dep = _same(m.mode_dependent for m in ms)
         return Module(None, framework=_same(m.framework for m in ms) or "", name=_same(m.name for m in ms) or "",
                       output=_same(m.output for m in ms), known_mode_dependent=dep,
-                      pretrained=all(m.pretrained for m in ms))
+                      pretrained=all(m.pretrained for m in ms), units=_same(m.units for m in ms),
+                      scores=_same(m.scores for m in ms), origin=_same(m.origin for m in ms),
+                      scores_origin=_same(m.scores_origin for m in ms))
     if isinstance(first, Loss):
         ls = [o for o in objs if isinstance(o, Loss)]
         expects = _same(x.expects for x in ls)

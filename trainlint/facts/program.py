@@ -19,6 +19,7 @@ name is meant. Everything is memoised per file.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -37,6 +38,10 @@ from trainlint.facts.objects import (
     TORCH_MODE_DEPENDENT,
     TORCH_MODE_FREE,
     TORCH_RUNNING_STATS_OPTIONAL,
+    KERAS_CLASS_ID_DATASETS,
+    TF_ACTIVATION_MODULES,
+    TF_ACTIVATIONS,
+    WIDTH_KEEPING,
     Layer,
     Loader,
     Loss,
@@ -46,10 +51,13 @@ from trainlint.facts.objects import (
     Optimizer,
     Output,
     Tensor,
+    Tokenizer,
+    Encoding,
     keras_loss_expects,
     merge,
+    output_units,
 )
-from trainlint.facts.values import ClassValue, ModelValue
+from trainlint.facts.values import ClassValue, ModelValue, TokenizerValue
 
 if TYPE_CHECKING:
     from trainlint.facts.core import Facts
@@ -65,8 +73,16 @@ _NUMBER_BUILTINS = frozenset({"float", "int", "round", "len", "abs", "max", "min
 _KEEPING = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "view", "reshape", "squeeze",
                       "unsqueeze", "flatten", "contiguous", "permute", "transpose", "clone", "view_as",
                       "reshape_as", "type", "mean", "sum"})
+#: tokenizer methods that return a `BatchEncoding`
+_ENCODING_METHODS = frozenset({"__call__", "encode_plus", "batch_encode_plus", "pad"})
 #: context managers and decorators that turn gradients off
 _GRAD_OFF = frozenset({"no_grad", "inference_mode"})
+#: the short names Keras accepts for its cross-entropies (`keras.losses.get`)
+_KERAS_LOSS_ALIASES = {"bce": "binary_crossentropy", "BCE": "binary_crossentropy"}
+#: tensor methods that keep the width of the last axis
+_WIDTH_METHODS = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "contiguous", "clone", "type"})
+#: activations that normalise scores (what they were applied to is their `scores`)
+_NORMALISED = (Output.PROBABILITIES, Output.LOG_PROBABILITIES, Output.SIGMOID)
 _KERAS_MODEL_CLASSES = frozenset({"keras.Model", "keras.models.Model", "keras.Sequential", "keras.models.Sequential"})
 
 
@@ -80,6 +96,7 @@ class Program:
         self._classes: dict[cst.ClassDef, Module | None] = {}
         self._active: set[tuple[int, int]] = set()
         self._grad: dict[cst.CSTNode, bool | None] = {}
+        self._unpack_paths: dict[int, tuple[cst.Assign, tuple[int, ...]]] | None = None
 
     # -- the question every rule asks ------------------------------------------------------------------
     def of(self, expr: cst.BaseExpression | None, at: cst.CSTNode | None = None, _depth: int = 0) -> Obj | None:
@@ -107,6 +124,18 @@ class Program:
     def loss(self, expr: cst.BaseExpression | None, at: cst.CSTNode | None = None) -> Loss | None:
         obj = self.of(expr, at)
         return obj if isinstance(obj, Loss) else None
+
+    def compiled_loss(self, expr: cst.BaseExpression | None, at: cst.CSTNode) -> Loss | None:
+        """The loss a Keras `compile(loss=...)` is given: a loss object or function, or a string naming a
+        cross-entropy (`"binary_crossentropy"`, `"bce"`, `"CategoricalCrossentropy"`: `from_logits=False`)."""
+        value = self.facts.constant(expr, at) if expr is not None else None
+        if isinstance(value, str):
+            name = _KERAS_LOSS_ALIASES.get(value, value)
+            if name not in KERAS_CROSSENTROPY:
+                return None
+            return Loss(expr, name=name, framework="keras", expects=keras_loss_expects(name, False),
+                        targets=KERAS_CROSSENTROPY[name], functional=name[:1].islower())
+        return self.loss(expr, at)
 
     def tensor(self, expr: cst.BaseExpression | None, at: cst.CSTNode | None = None) -> Tensor | Number | None:
         obj = self.of(expr, at)
@@ -184,10 +213,47 @@ class Program:
         if fn is not None:
             return self._parameter(fn, expr.value, depth)
         if b.value is None:
-            return None
+            return self._unpacked(b.target, depth)
         if not isinstance(b.value, cst.BaseExpression):
             return None
         return self.of(b.value, self._anchor(b.value, at), depth)
+
+    def _unpacked(self, target: cst.CSTNode, depth: int) -> Obj | None:
+        """A name bound by unpacking a call (`a, b = helper(x)`, `(x, y), (xt, yt) = mnist.load_data()`): the
+        element at its position of what the file's function returns on every path (tuple literals), or the
+        labels of a Keras dataset."""
+        if self._unpack_paths is None:
+            self._unpack_paths = {}
+            for a in self.facts.index.get("Assign", ()):
+                if isinstance(a.value, cst.Call):
+                    for t in a.targets:
+                        _collect_paths(t.target, (), a, self._unpack_paths)
+        found = self._unpack_paths.get(id(target))
+        if found is None:
+            return None
+        assign, path = found
+        call = assign.value
+        assert isinstance(call, cst.Call)
+        q = self.facts.qualname(call.func) or ""
+        parts = q.split(".")
+        if len(parts) == 4 and parts[:2] == ["keras", "datasets"] and parts[2] in KERAS_CLASS_ID_DATASETS \
+                and parts[3] == "load_data":
+            return Tensor(call, output=Output.CLASS_IDS, graph=False) if path in ((0, 1), (1, 1)) else None
+        fn = self.graph.resolve(call)  # `helper(...)`, `self.method(...)`, a method of a class of the file
+        if fn is None:
+            return None
+        rets = [r for r in self.facts.index.get("Return", ()) if (w := self.facts.where.get(r)) is not None
+                and w.function is fn]
+        values: list[Obj | None] = []
+        for r in rets:
+            v: cst.BaseExpression | None = r.value
+            for i in path:
+                if not isinstance(v, (cst.Tuple, cst.List)) or i >= len(v.elements) \
+                        or not all(isinstance(e, cst.Element) for e in v.elements):
+                    return None
+                v = v.elements[i].value
+            values.append(self.of(v, r, depth))
+        return merge(values) if values else None
 
     def _lookup(self, name: str, at: cst.CSTNode) -> Binding | None:
         """The binding of ``name`` read at ``at``; at a statement that binds ``name`` itself (`total = total +
@@ -359,6 +425,8 @@ class Program:
             return self._module_call(callee, call, here, depth)
         if isinstance(callee, Loss):
             return Tensor(call, graph=self._graph_of_args(call, here, depth), loss=True)
+        if isinstance(callee, Tokenizer):
+            return None if callee.processor else Encoding(call)
         # a class of the file, or a function of the file
         if isinstance(func, cst.Name):
             b = facts.lookup(func.value, here)
@@ -387,16 +455,21 @@ class Program:
             if isinstance(recv, Number):
                 return None
             if meth in TORCH_ACTIVATIONS:
-                out = TORCH_ACTIVATIONS[meth]
-                return Tensor(call, output=out, graph=False if out is Output.CLASS_IDS else recv.graph)
+                return _activated(call, TORCH_ACTIVATIONS[meth], recv)
             if meth in _DETACHING:
-                return Tensor(call, output=recv.output, graph=False)
+                return Tensor(call, output=recv.output, graph=False, units=recv.units if meth == "detach" else None,
+                              scores=recv.scores, origin=recv.origin, scores_origin=recv.scores_origin)
             if meth in _KEEPING:
-                keeps_kind = meth not in ("mean", "sum")
-                return Tensor(call, output=recv.output if keeps_kind else None, graph=recv.graph, loss=recv.loss)
+                if meth in ("mean", "sum"):
+                    return Tensor(call, graph=recv.graph, loss=recv.loss)
+                return Tensor(call, output=recv.output, graph=recv.graph, loss=recv.loss,
+                              units=recv.units if meth in _WIDTH_METHODS else None, scores=recv.scores,
+                              origin=recv.origin, scores_origin=recv.scores_origin)
             return Tensor(call, graph=recv.graph) if recv.graph is False else None
         if isinstance(recv, Loss) and meth in ("forward", "__call__"):
             return Tensor(call, graph=self._graph_of_args(call, at, depth), loss=True)
+        if isinstance(recv, Tokenizer) and meth in _ENCODING_METHODS and not recv.processor:
+            return Encoding(call)
         return None
 
     def _graph_of_args(self, call: cst.Call, at: cst.CSTNode, depth: int) -> bool | None:
@@ -419,7 +492,26 @@ class Program:
                 grad = False
         if module.framework == "keras":
             grad = False  # a Keras model's output is not a torch graph
-        return Tensor(call, output=module.output, graph=grad)
+        units, scores, origin, scores_origin = module.units, module.scores, module.origin, module.scores_origin
+        # a library layer itself (not a class of the file, whose `forward` may do anything with its layers)
+        layers = module.layers if module.classdef is None and module.name not in ("Sequential", "Model") else None
+        if layers is not None and len(layers) == 1 and layers[0].name == "Identity" and call.args \
+                and not call.args[0].star:
+            inp = self.of(call.args[0].value, at, depth)  # `nn.Identity()(x)`, `Activation("linear")(x)`
+            return dataclasses.replace(inp, node=call, loss=False) if isinstance(inp, Tensor) else Tensor(call, graph=grad)
+        if layers is not None and len(layers) == 1 and layers[0].units is None:
+            origin = call  # `self.relu(x)`, `Activation("softmax")(x)`: this call decides what comes out
+            inp = self.of(call.args[0].value, at, depth) if call.args and not call.args[0].star else None
+            if layers[0].name in WIDTH_KEEPING and isinstance(inp, Tensor):
+                # an activation / dropout / norm layer keeps the width; a softmax one says of what
+                units = inp.units
+                normalised = module.output in _NORMALISED
+                scores = inp.output if normalised else None
+                scores_origin = inp.origin if normalised else None
+                if module.output is None:  # dropout, normalisation: the values keep their kind
+                    return Tensor(call, output=None, graph=grad, units=units)
+        return Tensor(call, output=module.output, graph=grad, units=units, scores=scores, origin=origin,
+                      scores_origin=scores_origin)
 
     def _returned(self, fn: cst.FunctionDef, depth: int) -> Obj | None:
         """What ``fn`` returns on every path (None if one path returns something unknown)."""
@@ -446,16 +538,23 @@ class Program:
         if q.startswith("torch.nn.functional.") or q.startswith("torch.") and short in TORCH_ACTIVATIONS:
             if short in TORCH_ACTIVATIONS:
                 inner = self.of(argument(call, "input", 0), at, depth)
-                graph = inner.graph if isinstance(inner, Tensor) else None
-                out = TORCH_ACTIVATIONS[short]
-                return Tensor(call, output=out, graph=False if out is Output.CLASS_IDS else graph)
+                return _activated(call, TORCH_ACTIVATIONS[short], inner)
             if short in TORCH_LOSSES:
                 return Tensor(call, graph=self._graph_of_args(call, at, depth), loss=True)
             if short == "dropout":
                 inner = self.of(argument(call, "input", 0), at, depth)
-                return Tensor(call, output=inner.output if isinstance(inner, Tensor) else None,
-                              graph=inner.graph if isinstance(inner, Tensor) else None)
+                if isinstance(inner, Tensor):
+                    return dataclasses.replace(inner, node=call, loss=False, volatile=False)
+                return Tensor(call)
+            if short == "one_hot":  # integer class ids → one-hot (int64) vectors
+                return Tensor(call, output=Output.ONE_HOT, graph=False)
             return None
+        if short in TF_ACTIVATIONS and q[:len(q) - len(short)] in TF_ACTIVATION_MODULES:
+            inner = self.of(argument(call, "x", 0), at, depth)
+            return _activated(call, TF_ACTIVATIONS[short], inner)
+        label = self._labels(call, q, short)
+        if label is not None:
+            return label
         if q in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
             volatile = literal(argument(call, "volatile"))
             inner = self.of(argument(call, "data", 0), at, depth)
@@ -476,6 +575,26 @@ class Program:
         v = self.facts.value_of(call, at)
         if isinstance(v, ModelValue):
             return self._model_value(v, call)
+        if isinstance(v, TokenizerValue):
+            f = call.func
+            owner = self.facts.qualname(f.value if isinstance(f, cst.Attribute) and f.attr.value in (
+                "from_pretrained", "from_config") else f) or ""
+            if owner.startswith("transformers."):  # not the `tokenizers` library's `Tokenizer`
+                return Tokenizer(call, name=owner.rsplit(".", 1)[-1])
+        return None
+
+    @staticmethod
+    def _labels(call: cst.Call, q: str, short: str) -> Tensor | None:
+        """Labels made by a library call: one-hot vectors (`to_categorical`, `tf.one_hot`), class ids
+        (`np.argmax`), or a literal `np.array` of one-hot rows or of class ids."""
+        if q in ("keras.utils.to_categorical", "keras.utils.np_utils.to_categorical", "tensorflow.one_hot",
+                 "keras.utils.numerical_utils.to_categorical"):
+            return Tensor(call, output=Output.ONE_HOT, graph=False)
+        if q == "numpy.argmax" and argument(call, "axis", 1) is not None:
+            return Tensor(call, output=Output.CLASS_IDS, graph=False)
+        if q in ("numpy.array", "numpy.asarray"):
+            kind = _literal_labels(literal(argument(call, "object", 0)))
+            return Tensor(call, output=kind, graph=False) if kind is not None else None
         return None
 
     def _torch_nn(self, call: cst.Call, q: str, short: str, at: cst.CSTNode, depth: int) -> Obj | None:
@@ -484,6 +603,11 @@ class Program:
             return Loss(call, name=short, framework="torch", expects=expects, targets=targets)
         if short in ("Sequential", "ModuleList"):
             layers, output = self._children(call, at, depth)
+            if short == "Sequential" and layers:
+                scores, scores_origin = _scores_of(layers)
+                return Module(call, framework="torch", name=short, layers=layers, output=output,
+                              units=output_units(layers), scores=scores, origin=layers[-1].node,
+                              scores_origin=scores_origin)
             return Module(call, framework="torch", name=short, layers=layers,
                           output=output if short == "Sequential" else None)
         if short == "ModuleDict":
@@ -491,7 +615,8 @@ class Program:
         layer = torch_layer(call, short)
         if layer is None:
             return None
-        return Module(call, framework="torch", name=short, layers=(layer,), output=layer.output)
+        return Module(call, framework="torch", name=short, layers=(layer,), output=layer.output, units=layer.units,
+                      origin=call)
 
     def _children(self, call: cst.Call, at: cst.CSTNode, depth: int) -> tuple[tuple[Layer, ...] | None, Output | None]:
         """The layers of `nn.Sequential(a, b, *rest)` / `nn.ModuleList([...])` and what the last one outputs."""
@@ -570,36 +695,58 @@ class Program:
             return Loss(call, name=short, framework="keras", expects=keras_loss_expects(short, from_logits),
                         targets=KERAS_CROSSENTROPY[short])
         if q in ("keras.Sequential", "keras.models.Sequential"):
-            layers_arg = argument(call, "layers", 0)
-            elements = self._list_elements(layers_arg, at) if layers_arg is not None else []
-            if elements is None:
-                return Module(call, framework="keras", name="Sequential", layers=None)
-            layers: list[Layer] = []
-            output: Output | None = None
-            for e, where in elements:
-                m = self.of(e, where, depth)
-                if not isinstance(m, Module) or m.layers is None:
-                    return Module(call, framework="keras", name="Sequential", layers=None)
-                layers.extend(m.layers)
-                output = m.output if m.output is not None or m.name not in ("Input", "InputLayer") else output
-            adds = self._keras_adds(call, at)
-            if adds is None:
-                return Module(call, framework="keras", name="Sequential", layers=None)
-            for m in adds:
-                if m is None or m.layers is None:
-                    return Module(call, framework="keras", name="Sequential", layers=None)
-                layers.extend(m.layers)
-                output = m.output
-            return Module(call, framework="keras", name="Sequential", layers=tuple(layers), output=output)
+            return self._keras_sequential(call, at, depth)
         if q in ("keras.Model", "keras.models.Model"):
             outputs = argument(call, "outputs", 1)
             t = self.of(outputs, at, depth) if outputs is not None else None
-            return Module(call, framework="keras", name="Model", layers=None,
-                          output=t.output if isinstance(t, Tensor) else None)
+            if isinstance(t, Tensor):
+                return Module(call, framework="keras", name="Model", layers=None, output=t.output, units=t.units,
+                              scores=t.scores, origin=t.origin, scores_origin=t.scores_origin)
+            return Module(call, framework="keras", name="Model", layers=None)
         if q.startswith("keras.layers."):
             layer = keras_layer(call, short)
-            return Module(call, framework="keras", name=short, layers=(layer,), output=layer.output)
+            act = argument(call, "activation", 1 if short == "Dense" else 0) if short in ("Dense", "Activation") else None
+            aq = self.facts.qualname(act) if isinstance(act, (cst.Name, cst.Attribute)) else None
+            if layer.output is None and aq and aq.startswith("keras.activations."):  # `activation=tf.keras.activations.softmax`
+                layer = dataclasses.replace(layer, output=KERAS_ACTIVATIONS.get(aq.rsplit(".", 1)[-1]))
+            elif layer.output is None and aq and aq.rsplit(".", 1)[-1] in TF_ACTIVATIONS \
+                    and aq[:aq.rfind(".") + 1] in TF_ACTIVATION_MODULES:  # `activation=tf.nn.softmax`
+                layer = dataclasses.replace(layer, output=TF_ACTIVATIONS[aq.rsplit(".", 1)[-1]])
+            return Module(call, framework="keras", name=short, layers=(layer,), output=layer.output, units=layer.units,
+                          origin=call)
         return None
+
+    def _keras_sequential(self, call: cst.Call, at: cst.CSTNode, depth: int) -> Module:
+        """`keras.Sequential([...])` and the `model.add(...)` calls on it: its layers when every one is known;
+        what it outputs (and its width) when its last layer is known, whatever the layers before it."""
+        layers_arg = argument(call, "layers", 0)
+        elements = self._list_elements(layers_arg, at) if layers_arg is not None else []
+        adds = self._keras_adds(call, at)
+        if elements is None or adds is None:
+            return Module(call, framework="keras", name="Sequential", layers=None)
+        members: list[Module | None] = []
+        for e, where in elements:
+            m = self.of(e, where, depth)
+            members.append(m if isinstance(m, Module) else None)
+        members.extend(adds)
+        layers: list[Layer] | None = []
+        output: Output | None = None
+        last: Module | None = None
+        for m in members:
+            if layers is not None and m is not None and m.layers is not None:
+                layers.extend(m.layers)
+            else:
+                layers = None
+            identity = m is not None and m.layers is not None and [x.name for x in m.layers] == ["Identity"]
+            if (m is None or m.name not in ("Input", "InputLayer") or m.output is not None) and not identity:
+                last = m  # (`keras.Input(...)` first: the output is the layers' after it; an identity keeps it)
+        if last is None:
+            return Module(call, framework="keras", name="Sequential", layers=tuple(layers) if layers is not None else None)
+        output = last.output
+        units = output_units(layers) if layers else last.units
+        scores, scores_origin = _scores_of(layers) if layers else (last.scores, last.scores_origin)
+        return Module(call, framework="keras", name="Sequential", layers=tuple(layers) if layers is not None else None,
+                      output=output, units=units, scores=scores, origin=last.origin, scores_origin=scores_origin)
 
     def _keras_adds(self, seq: cst.Call, at: cst.CSTNode) -> list[Module | None] | None:
         """`model.add(layer)` calls on the name a Sequential is bound to, in order."""
@@ -608,12 +755,24 @@ class Program:
         if len(names) != 1 or names[0] is None:
             return [] if not names else None
         name = names[0]
+        hw = self.facts.where.get(holders[0])
+        scope = hw.function if hw is not None else None
+        start = hw.order if hw is not None else -1
+        # the name is bound to another model by the next assignment to it in that function (a notebook's cells)
+        rebound = [w.order for a in self.facts.index.get("Assign", ()) if any(dotted(t.target) == name for t in a.targets)
+                   and (w := self.facts.where.get(a)) is not None and w.function is scope and w.order > start]
+        end = min(rebound, default=1 << 60)
         out: list[Module | None] = []
-        for c in self.facts.index.get("Call", ()):
+        for c in self.facts.method_calls("add"):
             f = c.func
-            if isinstance(f, cst.Attribute) and f.attr.value == "add" and dotted(f.value) == name and c.args:
+            w = self.facts.where.get(c)
+            if isinstance(f, cst.Attribute) and f.attr.value == "add" and dotted(f.value) == name and c.args \
+                    and w is not None and w.function is scope and start < w.order < end:
+                # that Sequential's name, in its own function, while it holds it
                 m = self.of(c.args[0].value, c)
-                out.append(m if isinstance(m, Module) else None)
+                around = hw.blocks if hw is not None else ()
+                conditional = any(isinstance(b, (cst.If, cst.While, cst.Try)) and b not in around for b in w.blocks)
+                out.append(m if isinstance(m, Module) and not conditional else None)
         return out
 
     def _model_value(self, v: ModelValue, call: cst.Call) -> Module:
@@ -659,9 +818,14 @@ class Program:
                     training = argument(c, "training", 2)
                     if training is not None and literal(training) is not False and layers is not None:
                         layers.append(Layer("dropout", c, mode_dependent=True))
-        output = self._forward_output(cls, framework)
+        returned = self._forward_tensor(cls, framework)
         module = Module(cls, framework=framework, name=cls.name.value, classdef=cls,
-                        layers=tuple(layers) if layers is not None else None, output=output)
+                        layers=tuple(layers) if layers is not None else None,
+                        output=returned.output if returned is not None else None,
+                        units=returned.units if returned is not None else None,
+                        scores=returned.scores if returned is not None else None,
+                        origin=returned.origin if returned is not None else None,
+                        scores_origin=returned.scores_origin if returned is not None else None)
         self._classes[cls] = module
         return module
 
@@ -715,7 +879,8 @@ class Program:
                     return "keras"
         return None
 
-    def _forward_output(self, cls: cst.ClassDef, framework: str) -> Output | None:
+    def _forward_tensor(self, cls: cst.ClassDef, framework: str) -> Tensor | None:
+        """What the class's `forward` (Keras: `call`) returns on every path, as far as all returns agree."""
         methods = self.graph.methods(cls)
         fn = methods.get("forward" if framework == "torch" else "call")
         if fn is None:
@@ -724,11 +889,68 @@ class Program:
                 and w.function is fn]
         if not rets or any(r.value is None for r in rets):
             return None
-        outs = set()
-        for r in rets:
-            t = self.of(r.value, r)
-            outs.add(t.output if isinstance(t, Tensor) else None)
-        return outs.pop() if len(outs) == 1 else None
+        ts = [self.of(r.value, r) for r in rets]
+        if not all(isinstance(t, Tensor) for t in ts):
+            return None
+        m = merge(ts)
+        return m if isinstance(m, Tensor) else None
+
+
+def _collect_paths(target: cst.BaseExpression, path: tuple[int, ...], assign: cst.Assign,
+                   out: dict[int, tuple[cst.Assign, tuple[int, ...]]]) -> None:
+    """The names of a tuple target and their positions in it: `(x, y), (xt, yt)` → y at (0, 1)."""
+    if isinstance(target, cst.Name):
+        if path:
+            out[id(target)] = (assign, path)
+    elif isinstance(target, (cst.Tuple, cst.List)) and all(isinstance(e, cst.Element) for e in target.elements):
+        for i, e in enumerate(target.elements):
+            _collect_paths(e.value, (*path, i), assign, out)
+
+
+def _literal_labels(value: object) -> Output | None:
+    """What a literal array of labels holds: ONE_HOT when every innermost row has two or more 0/1 entries of
+    which exactly one is 1; CLASS_IDS for a flat list of non-negative integers; None otherwise."""
+    if not isinstance(value, list) or not value:
+        return None
+    if all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
+        return Output.CLASS_IDS
+    rows: list[list[object]] = []
+    todo: list[object] = [value]
+    while todo:
+        v = todo.pop()
+        if not isinstance(v, list) or not v:
+            return None
+        if all(isinstance(x, list) for x in v):
+            todo.extend(v)
+        elif all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+            rows.append(v)
+        else:
+            return None
+    if rows and all(len(r) >= 2 and all(x in (0, 1) for x in r) and sum(1 for x in r if x == 1) == 1 for r in rows):
+        return Output.ONE_HOT
+    return None
+
+
+def _activated(call: cst.Call, out: Output, inner: Obj | None) -> Tensor:
+    """What an activation function (`F.softmax(x)`, `x.relu()`, `tf.sigmoid(x)`) makes of ``inner``."""
+    t = inner if isinstance(inner, Tensor) else Tensor(None)
+    if out is Output.CLASS_IDS:
+        return Tensor(call, output=out, graph=False)
+    normalised = out in _NORMALISED
+    return Tensor(call, output=out, graph=t.graph, units=t.units, scores=t.output if normalised else None,
+                  origin=call, scores_origin=t.origin if normalised else None)
+
+
+def _scores_of(layers: tuple[Layer, ...] | list[Layer]) -> tuple[Output | None, cst.CSTNode | None]:
+    """What the last layer's softmax / log-softmax / sigmoid normalises, and where that is made: the output of
+    the layer before it (a ReLU's, a Linear's), or the linear part of a layer with its own activation
+    (`Dense(10, activation="softmax")`)."""
+    last = layers[-1]
+    if last.output not in _NORMALISED:
+        return None, None
+    if last.name not in WIDTH_KEEPING:  # `Dense(n, activation="softmax")`: over its own linear part
+        return Output.LOGITS, last.node
+    return (layers[-2].output, layers[-2].node) if len(layers) >= 2 else (None, None)
 
 
 def torch_layer(call: cst.Call, short: str) -> Layer | None:
@@ -765,6 +987,8 @@ def keras_layer(call: cst.Call, short: str) -> Layer:
         return Layer(short, call, mode_dependent=False, output=out, units=units if isinstance(units, int) else None)
     if short == "Activation":
         act = literal(argument(call, "activation", 0))
+        if act == "linear":  # the identity (a cast to the layer's dtype): what it is given comes out
+            return Layer("Identity", call, mode_dependent=False)
         return Layer(short, call, mode_dependent=False, output=KERAS_ACTIVATIONS.get(act) if isinstance(act, str) else None)
     if short == "Softmax":
         return Layer(short, call, mode_dependent=False, output=Output.PROBABILITIES)

@@ -65,6 +65,6 @@ class ProbeReport:
 
 
 def run_probe(script: Path, static_findings: list[Finding], options: ProbeOptions) -> ProbeReport:
-    from trainlint.probe.runner import run
+    from trainlint.probe.parent.runner import run
 
     return run(script, static_findings, options)

@@ -1,10 +1,18 @@
-"""TL604 where the Trainer comes from a helper in another module: only the receiver's name says
-"trainer" (the file never names the Trainer class)."""
-from my_project.training import build, load_test_set
+"""TL604 where the Trainer comes from a helper of the file, under an alias: the call site never names the
+Trainer class (only the import does), and the receiver's name says nothing."""
+from my_project.training import load_test_set, model_and_args
 from sklearn.metrics import f1_score
+from transformers import Trainer as HFTrainer
 
-my_trainer_v2 = build()
+
+def build():
+    model, args = model_and_args()
+    return HFTrainer(model=model, args=args)
+
+
+runner = build()
 test_set = load_test_set()  # a torch dataset
-out = my_trainer_v2.predict(test_set)
-y_pred = out.label_ids  # TL604
+out = runner.predict(test_set)
+y_pred = out.label_ids
 print(f1_score(test_set["label"], out[1], average="macro"))  # TL604
+print(f1_score(test_set["label"], y_pred, average="macro"))  # TL604

@@ -1,8 +1,8 @@
 """Runtime checks of the data stage (child side: standard library + frameworks only).
 
-- the ``load_dataset`` row cut, recording the whole label column first (cheaply, from the Arrow table);
 - TL101: the dataset the Trainer holds lacks the model's input columns (raw text, not tokenized);
-- TL106 (confirms TL301): label values over the whole label column vs ``model.config.num_labels``;
+- TL106 (confirms TL301): label values over the whole label column (counted before the probe's row
+  cut: :class:`~trainlint.probe.child.points.DatasetRecord`) vs the classification head;
 - one decoded training example for ``--verbose``.
 """
 
@@ -11,86 +11,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from trainlint.probe.checks import probe_check
-from trainlint.probe.torch_util import LABEL_COLUMNS, classes_of, format_counts, forward_arguments, unwrap_model
-from trainlint.probe.torch_util import num as _num
-
-
-# ---------------------------------------------------------------- load_dataset: cut + whole label column
-
-
-def _arrow_counts(ds: Any, column: str) -> Counter | None:
-    """Value counts of a scalar label column, read from the Arrow table without decoding rows."""
-    try:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-    except ImportError:
-        return None
-    table = getattr(ds, "data", None)
-    if table is None or column not in getattr(ds, "column_names", ()):
-        return None
-    arr = table.column(column)
-    t = arr.type
-    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
-        return None
-    indices = getattr(ds, "_indices", None)
-    if indices is not None:  # a select()/shuffle() view: take the rows it sees
-        arr = pc.take(arr, indices.column(0))
-    counts = pc.value_counts(arr)
-    out: Counter = Counter()
-    for item in counts.to_pylist():
-        value = item["values"]
-        if value is None:
-            continue
-        if isinstance(value, float) and value.is_integer():
-            value = float(value)
-        out[value] += int(item["counts"])
-        if len(out) > 10_000:  # a regression target, not class ids
-            return None
-    return out
-
-
-def _class_names(ds: Any, column: str) -> list[str] | None:
-    feature = getattr(ds, "features", {}).get(column) if hasattr(ds, "features") else None
-    names = getattr(feature, "names", None)
-    return list(names) if names else None
-
-
-def cut_rows(h: Any, result: Any, rows: int, args: tuple, kwargs: dict) -> Any:
-    """Record the whole label column of every split, then cut each split to ``rows`` rows."""
-    import datasets
-
-    source = repr(args[0]) if args else "dataset"
-    registry = h.state.setdefault("full_labels", {})
-    cuts: list[str] = []
-
-    def one(ds: Any, split: str) -> Any:
-        if not isinstance(ds, datasets.Dataset):
-            return ds
-        for column in LABEL_COLUMNS:
-            counts = _arrow_counts(ds, column)
-            if counts is not None:
-                entry = registry.setdefault(column, {"counts": Counter(), "rows": 0, "sources": [], "names": None})
-                entry["counts"].update(counts)
-                entry["rows"] += len(ds)
-                entry["sources"].append(f"{source}[{split}]")
-                entry["names"] = entry["names"] or _class_names(ds, column)
-        n = len(ds)
-        if n <= rows:
-            return ds
-        h.state["rows_cut"] = True
-        cuts.append(f"{source}[{split}]: {n} → {rows} rows")
-        return ds.select(range(rows))
-
-    if isinstance(result, datasets.DatasetDict):
-        out = datasets.DatasetDict({k: one(v, k) for k, v in result.items()})
-    elif isinstance(result, datasets.Dataset):
-        out = one(result, str(kwargs.get("split") or "split"))
-    else:
-        return result
-    if cuts:
-        h.note("load_dataset cut for the probe: " + "; ".join(cuts))
-    return out
+from trainlint.probe.child.harness import Harness
+from trainlint.probe.child.labels import LABEL_COLUMNS, arrow_counts
+from trainlint.probe.child.points import TRAINER_BATCH, DatasetRecord, TrainerState
+from trainlint.probe.child.registry import check
+from trainlint.probe.child.torch_util import classes_of, format_counts, forward_arguments, num, unwrap_model
 
 
 # ---------------------------------------------------------------- the Trainer's dataset
@@ -120,10 +45,10 @@ def label_column(columns: list[str]) -> str | None:
     return None
 
 
-def label_counts(h: Any, ds: Any, column: str) -> tuple[Counter | None, str]:
+def label_counts(h: Harness, ds: Any, column: str) -> tuple[Counter[Any] | None, str]:
     """Counts over the whole label column: the column recorded before the probe's row cut when the
     Trainer's dataset came from it (its values are a subset), else the dataset's own column."""
-    own = _arrow_counts(ds, column)
+    own = arrow_counts(ds, column)
     sampled = ""
     if own is None:
         try:
@@ -138,19 +63,20 @@ def label_counts(h: Any, ds: Any, column: str) -> tuple[Counter | None, str]:
             return None, ""
     if any(isinstance(v, (list, dict)) for v in own):
         return None, ""
-    recorded = h.state.get("full_labels", {})
+    record = h.kept(DatasetRecord)
+    recorded = record.label_columns if record is not None else {}
     for col in (column, *LABEL_COLUMNS):
         entry = recorded.get(col)
-        if entry and set(own) <= set(entry["counts"]):
-            return entry["counts"], (
-                f"whole label column, {entry['rows']} rows of {', '.join(entry['sources'][:3])} "
+        if entry and set(own) <= set(entry.counts):
+            return entry.counts, (
+                f"whole label column, {entry.rows} rows of {', '.join(entry.sources[:3])} "
                 "(read before the probe's row cut)"
             )
     return own, sampled or f"whole label column of the Trainer's train_dataset, {sum(own.values())} rows"
 
 
-@probe_check("TL101", "TL106", "TL301", framework="torch", path="trainer", phase="data")
-def check_trainer_data(h: Any, st: Any) -> None:
+@check(TRAINER_BATCH, "TL101", "TL106", "TL301")
+def check_trainer_data(h: Harness, st: TrainerState) -> None:
     trainer = st.trainer
     ds = trainer.train_dataset
     model = unwrap_model(trainer.model)
@@ -216,7 +142,7 @@ def check_trainer_data(h: Any, st: Any) -> None:
             values = sorted(bad)
             h.finding(
                 "TL106",
-                f"label values {', '.join(_num(v) for v in values)} are outside [0, {num_labels}): "
+                f"label values {', '.join(num(v) for v in values)} are outside [0, {num_labels}): "
                 + (f"{mismatch}; " if mismatch else f"the model has num_labels={num_labels} but ")
                 + f"the labels have {len(counts)} classes",
                 evidence=(
@@ -231,7 +157,7 @@ def check_trainer_data(h: Any, st: Any) -> None:
     h.checked("TL106", "TL301")
 
 
-def _decoded_example(h: Any, trainer: Any, ds: Any, main_input: str, columns: list[str] | None) -> None:
+def _decoded_example(h: Harness, trainer: Any, ds: Any, main_input: str, columns: list[str] | None) -> None:
     first = ds[0]
     ids = first.get(main_input) if hasattr(first, "get") else None
     label_col = label_column(columns or [])

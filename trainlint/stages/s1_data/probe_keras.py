@@ -11,11 +11,12 @@ per-sample losses (the course's case). Both are reported the same way, with the 
 from __future__ import annotations
 
 import time
-import types
 from typing import Any
 
-from trainlint.probe import keras_util as ku
-from trainlint.probe.checks import incomplete, probe_check
+from trainlint.probe.child import keras_util as ku
+from trainlint.probe.child.harness import Harness
+from trainlint.probe.child.points import FIT_BATCH, DatasetRecord, KerasState
+from trainlint.probe.child.registry import check
 
 SCAN_MAX_BATCHES = 200
 SCAN_MAX_ROWS = 50_000
@@ -45,7 +46,7 @@ def _arrow_counts(ds: Any, column: str) -> dict[Any, int] | None:
     return out
 
 
-def _column_counts(h: types.ModuleType, st: Any) -> tuple[dict[Any, int], str] | None:
+def _column_counts(h: Harness, st: KerasState) -> tuple[dict[Any, int], str] | None:
     """Label counts over the whole label column of the ``datasets.Dataset`` behind the
     ``tf.data.Dataset`` (recorded before the probe's ``load_dataset`` row cut when there was one)."""
     info = st.dataset_info
@@ -60,14 +61,14 @@ def _column_counts(h: types.ModuleType, st: Any) -> tuple[dict[Any, int], str] |
         return None
     if col not in getattr(hf, "column_names", []):
         return None
-    if h.state.get("rows_cut"):
-        full = h.state.get("full_labels") or {}
+    record = h.kept(DatasetRecord)
+    if record is not None and record.rows_cut:
         for name in (col, "label", "labels"):
-            entry = full.get(name)
-            if entry and entry.get("counts"):
-                sources = ", ".join(entry.get("sources", [])[:3])
-                return dict(entry["counts"]), (
-                    f"the whole '{name}' column of {sources} ({entry['rows']} rows, read before the probe's row cut)"
+            entry = record.label_columns.get(name)
+            if entry and entry.counts:
+                sources = ", ".join(entry.sources[:3])
+                return dict(entry.counts), (
+                    f"the whole '{name}' column of {sources} ({entry.rows} rows, read before the probe's row cut)"
                 )
     counts = _arrow_counts(hf, col)
     if counts is None:
@@ -75,7 +76,7 @@ def _column_counts(h: types.ModuleType, st: Any) -> tuple[dict[Any, int], str] |
     return counts, f"the whole '{col}' column of the datasets.Dataset ({len(hf)} rows)"
 
 
-def _scan_dataset(st: Any) -> tuple[Any, str] | None:
+def _scan_dataset(st: KerasState) -> tuple[Any, str] | None:
     import numpy as np
 
     chunks, rows, batches = [], 0, 0
@@ -105,7 +106,7 @@ def _scan_dataset(st: Any) -> tuple[Any, str] | None:
     return values, f"{what} {rows} rows of the tf.data.Dataset ({batches} batches)"
 
 
-def _batch_loss_behaviour(st: Any, bad_mask: Any) -> str:
+def _batch_loss_behaviour(st: KerasState, bad_mask: Any) -> str:
     """What the loss does on the batch with these labels: the CPU error, or NaN samples on a GPU."""
     import numpy as np
 
@@ -130,7 +131,7 @@ def _batch_loss_behaviour(st: Any, bad_mask: Any) -> str:
         return f"on this CPU the loss raises {ku.first_line(exc)} (on a GPU these samples get a NaN loss instead)"
 
 
-def _binary_loss(st: Any) -> bool:
+def _binary_loss(st: KerasState) -> bool:
     """compile() got a binary loss (binary cross-entropy, binary focal cross-entropy, hinge): one output
     unit then holds two classes."""
     arg = st.compile.get("loss", None) if st.compile else getattr(st.model, "loss", None)
@@ -142,16 +143,16 @@ def _binary_loss(st: Any) -> bool:
 
 
 # After the model stage's forward pass (order 300): the range is the head's output width.
-@probe_check("TL106", "TL301", framework="keras", path="fit", order=350, phase="data")
-def check_label_range(h: types.ModuleType, st: Any) -> None:
+@check(FIT_BATCH, "TL106", "TL301", order=350, phase="data")
+def check_label_range(h: Harness, st: KerasState) -> None:
     import numpy as np
 
     if st.labels is None:
-        incomplete(h, "label range", "no labels found in the batch", codes=("TL106",))
+        h.incomplete("label range", "no labels found in the batch", codes=("TL106",))
         return
     labels = st.labels
     if st.num_classes is None:
-        incomplete(h, "label range", "the number of classes of the model is unknown", codes=("TL106",))
+        h.incomplete("label range", "the number of classes of the model is unknown", codes=("TL106",))
         return
     if not np.issubdtype(labels.dtype, np.integer):
         if st.num_classes == 1 or (labels.ndim >= 2 and labels.shape[-1] == st.num_classes):

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import builtins
 import difflib
 import re
 from collections.abc import Set as AbstractSet
-from typing import Any
 
 import libcst as cst
 
@@ -19,19 +17,27 @@ from trainlint.facts import (
     TrainerValue,
     argument,
     dotted,
+    given,
     has_star_kwargs,
     iter_nodes,
     keyword,
     literal,
     positional,
-    self_item,
 )
+from trainlint.facts.alignment import LISTING_WORDS, PAIRING, Misalignment, alignment
 from trainlint.facts.calls import call_graph
 from trainlint.facts.datasets import dataset_chain
+from trainlint.facts.expr import short_code
 from trainlint.facts.loops import loop_facts
 from trainlint.facts.processes import lightning_processes
 from trainlint.findings import Severity
 from trainlint.rule import Rule, register
+
+
+#: `Trainer` methods that form the batches: a subclass overriding one may tokenize there
+_BATCHING_HOOKS = frozenset({"get_train_dataloader", "get_eval_dataloader", "_get_collator_with_removed_columns"})
+#: dataset methods that make the examples on the fly (a transform may tokenize them)
+_TRANSFORMS = ("with_transform", "set_transform")
 
 
 @register
@@ -41,19 +47,22 @@ class RawDatasetToTrainer(Rule):
     code = "TL101"
     name = "raw-dataset-to-trainer"
     severity = Severity.ERROR
+    measured_from = 4
     probe = "Checks that the dataset the Trainer holds has the model's input columns (`input_ids`)."
     # a Trainer, a raw `datasets.load_dataset(...)` and its tokenized twin (made by `.map`)
     gate = (TRAINER_WORDS, ("transformers",), ("load_dataset",), ("datasets",), ("map",))
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
-        if not facts.is_trainer_class(node.func, node):
+        if not facts.is_trainer_class(node.func, node) or not self._collates_as_is(node):
             return
         for param, pos in (("train_dataset", 3), ("eval_dataset", 4)):
             expr = argument(node, param, pos)
+            # premise 1: the dataset is what `load_dataset` returned, no `.map`, no transform
             value = facts.value_of(expr, node)
-            if not (isinstance(value, DatasetValue) and value.raw):
+            if not (isinstance(value, DatasetValue) and value.raw) or self._transformed(expr, node):
                 continue
+            # premise 2: the file holds its tokenized version
             found = facts.tokenized_twin(value)
             if found is None:
                 continue
@@ -61,11 +70,49 @@ class RawDatasetToTrainer(Rule):
             split = f'["{value.split}"]' if value.split else ""
             self.report(
                 expr,
-                f"`{param}` is the raw dataset `{self.ctx.code(expr)}` (text, no `input_ids`) although "
-                f"`{twin}` holds its tokenized version: the first training step fails with "
-                '"You must specify exactly one of input_ids or inputs_embeds"',
-                hint=f"pass the tokenized dataset: `{param}={twin}{split}`",
+                f"`{param}` is the raw dataset `{short_code(self.ctx.code(expr))}` although `{short_code(twin)}` "
+                "holds its tokenized version: the model gets no `input_ids`",
+                hint="the Trainer drops the text columns the model does not take, and the first training step "
+                "fails with \"ValueError: You must specify exactly one of input_ids or inputs_embeds\"; pass the "
+                f"tokenized dataset: `{param}={twin}{split}`",
             )
+
+    def _collates_as_is(self, trainer: cst.Call) -> bool:
+        """Premise 3: nothing tokenizes the examples on the way to the model: no collator of the file's own (a
+        function, a class or a lambda may tokenize), and no loaders the Trainer's class makes itself."""
+        facts = self.ctx.facts
+        if has_star_kwargs(trainer):
+            return False
+        collator = given(trainer, "data_collator", 2)
+        if collator is not None:
+            call: cst.CSTNode | None = collator
+            if isinstance(collator, cst.Name):
+                b = facts.lookup(collator.value, trainer)
+                call = b.value if b is not None else None
+            q = facts.qualname(call.func if isinstance(call, cst.Call) else call) \
+                if isinstance(call, cst.BaseExpression) else None
+            if not (q or "").startswith("transformers."):
+                return False
+        cls = facts.value_of(trainer.func, trainer) if isinstance(trainer.func, cst.Name) else None
+        node = getattr(cls, "node", None)
+        return not (isinstance(node, cst.ClassDef) and any(
+            isinstance(st, cst.FunctionDef) and st.name.value in _BATCHING_HOOKS for st in node.body.body))
+
+    def _transformed(self, expr, at) -> bool:
+        """The dataset gets a transform that makes its examples on the fly (`ds.with_transform(tokenize)`, or
+        `set_transform` on any dataset of the same `load_dataset` call)."""
+        facts = self.ctx.facts
+        chain = dataset_chain(facts, expr, at)
+        if chain is None:
+            return True
+        if any(s.kind == "method" and s.name in _TRANSFORMS for s in chain[1]):
+            return True
+        for name in _TRANSFORMS:
+            for call in facts.method_calls(name):
+                other = dataset_chain(facts, call.func.value, call)
+                if other is None or other[0] is chain[0]:
+                    return True
+        return False
 
 
 @register
@@ -110,6 +157,8 @@ class UnknownDatasetColumn(Rule):
     code = "TL102"
     name = "unknown-dataset-column"
     severity = Severity.ERROR
+    default = False
+    measured_from = 4
     # the columns come from the dataset table, for a `datasets.load_dataset(...)` call
     gate = (("load_dataset",), ("datasets",))
 
@@ -121,6 +170,7 @@ class UnknownDatasetColumn(Rule):
                 self._sft_text_field(node)
             return
         facts = self.ctx.facts
+        # premises 1 and 2: a known hub dataset whose columns reach this call unchanged
         found = self._raw_info(func.value, node)
         if found is None:
             return
@@ -135,7 +185,7 @@ class UnknownDatasetColumn(Rule):
                 bad = [n for n in names if isinstance(n, str) and n not in cols]
                 if bad:
                     self._report(rc, bad[0], info, f"`remove_columns` fails with \"ValueError: Column to remove "
-                                 f"{bad!r} not in the dataset\"")
+                                 f"{bad[:1]!r} not in the dataset\"")
         ic = argument(node, "input_columns")
         if ic is not None:
             names = facts.constant(ic, node)
@@ -143,12 +193,13 @@ class UnknownDatasetColumn(Rule):
             if isinstance(names, list):
                 bad = [n for n in names if isinstance(n, str) and n not in cols]
                 if bad:
-                    self._report(ic, bad[0], info, f"`{func.attr.value}` fails with a KeyError / \"ValueError: Input "
-                                 f"column {bad[0]} not in the dataset\"")
+                    self._report(ic, bad[0], info, f"`{func.attr.value}` fails with \"ValueError: Input column "
+                                 f"{bad[0]} not in the dataset\"")
             return
         fn = facts.function_def(argument(node, "function", 0), node)
         if fn is None:
             return
+        # premises 3 and 4: the function reads a column the dataset does not have
         for sub, key in self._reads(fn):
             if key not in cols:
                 self._report(sub, key, info, f"the `{func.attr.value}` function fails with \"KeyError: {key!r}\"")
@@ -178,7 +229,8 @@ class UnknownDatasetColumn(Rule):
         keys = [s for s in steps if s.kind == "key"]
         if split_given and not keys or (not split_given and len(keys) == 1):
             if key not in info.columns:
-                self._report(node.slice[0], key, info, f"`{self.ctx.code(node)}` fails with \"KeyError: {key!r}\"")
+                self._report(node.slice[0], key, info, f"`{short_code(self.ctx.code(node))}` fails with \"KeyError: "
+                             f"{key!r}\"")
 
     def _sft_text_field(self, node: cst.Call) -> None:
         """trl's `SFTTrainer` reads each example's text from the column `dataset_text_field` names (a keyword of
@@ -186,6 +238,8 @@ class UnknownDatasetColumn(Rule):
         parsed config, `args.dataset_text_field = "text"`), unless a `formatting_func` builds the text."""
         if argument(node, "formatting_func") is not None or has_star_kwargs(node):
             return
+        if "skip_prepare_dataset" in self.ctx.source:
+            return  # `dataset_kwargs={"skip_prepare_dataset": True}`: the trainer does not read the text column
         found = self._raw_info(argument(node, "train_dataset", 3), node)
         if found is None:
             return
@@ -193,8 +247,8 @@ class UnknownDatasetColumn(Rule):
         field = self._text_field(node)
         key = self.ctx.facts.constant(field, node) if field is not None else None
         if isinstance(key, str) and key not in info.columns:
-            self._report(field, key, info, f"`SFTTrainer` reads each example's text from `dataset_text_field={key!r}` "
-                         f"and fails with \"KeyError: {key!r}\"")
+            self._report(field, key, info, f"`SFTTrainer` reads the text from `dataset_text_field={key!r}`: "
+                         f"\"KeyError: {key!r}\"")
 
     def _text_field(self, node: cst.Call) -> cst.BaseExpression | None:
         """The expression `dataset_text_field` is given for this trainer: its keyword, the `SFTConfig(...)` given as
@@ -240,32 +294,34 @@ class UnknownDatasetColumn(Rule):
         return info, load
 
     def _reads(self, fn):
-        """(subscript, key) for every `examples["key"]` read of the function's first parameter
-        (keys the function itself assigns are not reads of the dataset)."""
+        """(subscript, key) for every `examples["key"]` read of the function's first parameter: not the keys the
+        function itself assigns, nor those it tests first (`if "source" in example`), which are not certain reads
+        of the dataset."""
         params = fn.params.params if fn.params else ()
         if not params:
             return []
         pname = params[0].name.value
         body = fn.body
-        assigned: set[str] = set()
-        reads = []
+        # nested functions rebinding the parameter name would shadow it: rare; keep it simple
+        if any(n is not fn for n in iter_nodes(body, (cst.FunctionDef,))):
+            return []
+        reads, unsure = [], set()
         for sub in iter_nodes(body, (cst.Subscript,)):
-            if not (isinstance(sub.value, cst.Name) and sub.value.value == pname and len(sub.slice) == 1
+            if (isinstance(sub.value, cst.Name) and sub.value.value == pname and len(sub.slice) == 1
                     and isinstance(sub.slice[0].slice, cst.Index)):
-                continue
-            key = literal(sub.slice[0].slice.value)
-            if isinstance(key, str):
-                reads.append((sub, key))
+                key = literal(sub.slice[0].slice.value)
+                if isinstance(key, str):
+                    reads.append((sub, key))
         for target in iter_nodes(body, (cst.AssignTarget, cst.AugAssign)):
             t = target.target
             if isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and t.value.value == pname:
                 k = literal(t.slice[0].slice.value) if isinstance(t.slice[0].slice, cst.Index) else None
-                if isinstance(k, str):
-                    assigned.add(k)
-        # nested functions rebinding the parameter name would shadow it: rare; keep it simple
-        if any(isinstance(n, (cst.FunctionDef, cst.Lambda)) and n is not fn for n in iter_nodes(body, (cst.FunctionDef,))):
-            return []
-        return [(s, k) for s, k in reads if k not in assigned]
+                unsure.add(k)
+        for cmp in iter_nodes(body, (cst.Comparison,)):
+            if any(isinstance(c.operator, (cst.In, cst.NotIn)) and isinstance(c.comparator, cst.Name)
+                   and c.comparator.value == pname for c in cmp.comparisons):
+                unsure.add(literal(cmp.left))
+        return [(s, k) for s, k in reads if k not in unsure]
 
     def _report(self, node, key: str, info: knowledge.DatasetInfo, symptom: str) -> None:
         close = difflib.get_close_matches(key, info.columns, n=1, cutoff=0.5)
@@ -273,8 +329,9 @@ class UnknownDatasetColumn(Rule):
         guess = close[0] if close else (text_cols[0] if len(text_cols) == 1 else None)
         self.report(
             node,
-            f"{info.display} has no column {key!r} (its columns: {', '.join(info.columns)}): {symptom}",
-            hint=f"use {guess!r}" if guess else f"use one of {', '.join(repr(c) for c in info.columns)}",
+            f"{info.display} has no column {key!r}: {symptom}",
+            hint=f"its columns: {', '.join(info.columns)}; "
+            + (f"use {guess!r}" if guess else f"use one of {', '.join(repr(c) for c in info.columns)}"),
         )
 
 
@@ -297,6 +354,7 @@ class LabelSortedSlice(Rule):
     code = "TL103"
     name = "label-sorted-slice"
     severity = Severity.ERROR
+    measured_from = 4
     probe = ("Takes the first training batch: one class while the label column has several, from a loader "
              "that does not shuffle, confirms the sorted order reaches training.")
     # `load_dataset(..., split="train[:N]")` (a keyword only) or `.select(range(N))` / `.take(N)`
@@ -423,331 +481,12 @@ class LabelSortedSlice(Rule):
         what = "holds a single class" if certain else "is skewed towards a few classes"
         self.report(
             node,
-            f"{info.display} is stored sorted by label, so {shown} takes rows from one end of the sorted split and "
-            f"{what}: the model learns to predict one class (and evaluation on it is meaningless)",
-            hint="shuffle before taking a subset: `ds.shuffle(seed=42).select(range(N))`",
+            f"{info.display} is stored sorted by label: {shown} takes rows from one end of its {split} split and "
+            f"{what}",
+            hint="the model learns to predict one class (and evaluation on such a subset is meaningless); shuffle "
+            "before taking a subset: `ds.shuffle(seed=42).select(range(N))`",
             severity=Severity.ERROR if certain else Severity.WARNING,
         )
-
-
-_INPLACE_SHUFFLES = frozenset({"random.shuffle", "numpy.random.shuffle"})
-_COPY_SHUFFLES = frozenset({"numpy.random.permutation", "sklearn.utils.shuffle", "random.sample"})
-_LISTINGS = frozenset({"glob.glob", "glob.iglob", "os.listdir", "os.scandir", "tensorflow.io.gfile.glob",
-                       "tensorflow.io.gfile.listdir"})
-_PATH_LISTING_METHODS = frozenset({"glob", "rglob", "iterdir"})
-#: the words a listing call says: the last part of each qualified listing, and the pathlib methods
-_LISTING_WORDS = tuple(sorted({q.rsplit(".", 1)[-1] for q in _LISTINGS} | _PATH_LISTING_METHODS))
-#: calls that pair their arguments example by example
-_PAIRING = frozenset({"zip", "fit", "train_test_split", "TensorDataset", "from_tensor_slices", "from_dict",
-                      "train_on_batch", "partial_fit"})
-
-
-def _pairing_args(call: cst.Call) -> list[cst.BaseExpression]:
-    """The expressions a pairing call aligns example by example (positional args, a tuple, dict values)."""
-    out: list[cst.BaseExpression] = []
-    for a in call.args:
-        if a.keyword is not None and a.keyword.value not in ("x", "y", "X"):
-            continue
-        v = a.value
-        if isinstance(v, (cst.Tuple, cst.List)) and len(call.args) == 1:
-            out.extend(e.value for e in v.elements)
-        elif isinstance(v, cst.Dict) and len(call.args) == 1:
-            out.extend(e.value for e in v.elements if isinstance(e, cst.DictElement))
-        elif not a.star:
-            out.append(v)
-    return out
-
-
-#: functions that cut an array into a list of chunks: pairing their result pairs chunks, not examples
-_CHUNKING = frozenset({"split", "array_split", "hsplit", "vsplit", "dsplit", "tensor_split", "chunk"})
-
-
-def _derived_from(expr: cst.BaseExpression) -> str | None:
-    """The one array an expression is a slice, copy or function of: `x[k:]`, `x.copy()`, `np.array(x)`,
-    `pad_sequences(x, maxlen=25)` (its first positional argument); None otherwise, and None for a list of
-    chunks of it (`np.split(x, [a, b])`: `zip(["train", "val", "test"], chunks)` pairs three chunks)."""
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Subscript):
-        return _derived_from(expr.value)
-    if isinstance(expr, cst.Call):
-        f = expr.func
-        if (f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else "") in _CHUNKING:
-            return None
-        if isinstance(f, cst.Attribute) and f.attr.value in ("copy", "reshape", "astype", "to", "float", "long",
-                                                               "numpy", "tolist") and isinstance(f.value, cst.Name):
-            return f.value.value
-        pos = [a for a in expr.args if a.keyword is None and not a.star]
-        if pos and isinstance(pos[0].value, (cst.Name, cst.Subscript)):
-            return _derived_from(pos[0].value)
-    return None
-
-
-def _same_loop(facts, a: cst.CSTNode, b: cst.CSTNode) -> bool:
-    """``a`` and ``b`` run in the body of one loop."""
-    wa, wb = facts.where.get(a), facts.where.get(b)
-    if wa is None or wb is None:
-        return False
-    loops_b = {id(x) for x in wb.blocks if isinstance(x, (cst.For, cst.While))}
-    return any(id(x) in loops_b for x in wa.blocks if isinstance(x, (cst.For, cst.While)))
-
-
-def _pairing_name(facts, call: cst.Call) -> str | None:
-    func = call.func
-    if isinstance(func, cst.Name):
-        if func.value == "zip" and facts.lookup("zip", call) is None:
-            return "zip"
-        qn = facts.callee(call) or ""
-        last = qn.rsplit(".", 1)[-1]
-        return last if last in _PAIRING and last != "zip" else None
-    if isinstance(func, cst.Attribute) and func.attr.value in _PAIRING and func.attr.value != "zip":
-        return func.attr.value
-    return None
-
-
-def _mentions(node: cst.CSTNode, name: str) -> bool:
-    return any(n.value == name for n in iter_nodes(node, (cst.Name,)))
-
-
-#: calls that return their one positional argument reordered (`X = shuffle(X)`, `x = np.random.permutation(x)`)
-_REORDERING_CALLS = frozenset({"sklearn.utils.shuffle", "numpy.random.permutation", "random.sample"})
-#: methods that return the rows of their receiver in a random order (`df.sample(frac=1)`, `ds.shuffle(seed=0)`)
-_REORDERING_METHODS = frozenset({"sample", "shuffle"})
-#: methods that add elements to a list in place: the list then holds the order of what was added too
-_GROWING = frozenset({"append", "extend", "insert"})
-_BUILTIN_NAMES = frozenset(dir(builtins)) | {"self"}
-
-
-def _var_key(expr) -> str | None:
-    """The variable an expression names: `x`, or `self.x` (an attribute of the instance)."""
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        return "self." + expr.attr.value
-    return None
-
-
-class _RowOrders:
-    """The row order each variable of one function holds, statement by statement (document order).
-
-    A variable read from others holds the orders they had when it was read (`labels = list(df["labels"])`,
-    `names = df["image"].tolist()`, `self.labels = self._prepare_labels()` through the methods of the class);
-    a shuffle (`df = df.sample(frac=1)`, `random.shuffle(files)`, `X = shuffle(X)`) gives the shuffled
-    variable a new order of its sources, while what was read from it before keeps the old one. An order is
-    a pair (source, the shuffle that made it, or None for the order the source was made in). Each variable
-    also keeps the variables it was read from (`lineage`): a copy made to be shuffled and paired with its
-    original (`new = list(nodes); rng.shuffle(new); zip(nodes, new)`, a random relabelling, negatives for a
-    contrastive loss) is not taken from what was shuffled."""
-
-    def __init__(self, rule, nodes: list[cst.CSTNode], methods: dict[str, cst.FunctionDef]) -> None:
-        """``nodes``: the assignments, `for` loops and calls of the function, in document order."""
-        self.rule = rule
-        self.facts = facts = rule.ctx.facts
-        self.methods = methods
-        self.state: dict[str, frozenset] = {}
-        self.lineage: dict[str, frozenset[str]] = {}  # variable -> the variables it was read from
-        self.shuffled: dict[cst.CSTNode, str] = {}  # shuffle call -> the variable it shuffled
-        #: pairing call -> (its arguments, the orders each holds there, the variables each was read from)
-        self.pairings: dict[cst.Call, list[tuple[cst.BaseExpression, frozenset, frozenset]]] = {}
-        self._external = set(facts.imports.names) | _BUILTIN_NAMES
-        for n in nodes:
-            self._step(n)
-
-    # -- statements ------------------------------------------------------------------------
-    def _step(self, n) -> None:
-        if isinstance(n, cst.Call):
-            self._call(n)
-        elif isinstance(n, cst.For):
-            keys: set[str] = set()
-            orders = self.reads(n.iter, keys)
-            for t in iter_nodes(n.target, (cst.Name,)):
-                self.state[t.value] = orders
-                self.lineage[t.value] = frozenset(keys)
-        elif isinstance(n, cst.AugAssign):
-            key = _var_key(n.target)
-            if key is not None:
-                self._grow(key, n.value)
-        elif n.value is not None:
-            targets: list[cst.BaseAssignTargetExpression] = (
-                [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target])
-            for target in targets:
-                self._assign(target, n.value, self.facts.where[n].order)
-
-    def _call(self, call: cst.Call) -> None:
-        f = call.func
-        if _pairing_name(self.facts, call) is not None:
-            pairs = self.pairings[call] = []
-            for a in _pairing_args(call):
-                keys: set[str] = set()
-                pairs.append((a, self.reads(a, keys), frozenset(keys)))
-            return
-        if isinstance(f, cst.Attribute) and f.attr.value in _GROWING:
-            key = _var_key(f.value)
-            if key is not None and key in self.state:  # `labels.append(label_of(f))`
-                for arg in call.args:
-                    self._grow(key, arg.value)
-            return
-        if (self.facts.callee(call) or "") in _INPLACE_SHUFFLES or self.rule._rng_shuffle(call):
-            key = _var_key(argument(call, "x", 0))
-            if key is not None:
-                self._shuffle(key, call)
-
-    def _grow(self, key: str, value) -> None:
-        keys: set[str] = set()
-        self.state[key] = self.get(key) | self.reads(value, keys)
-        self.lineage[key] = self.lineage.get(key, frozenset()) | keys
-
-    def _bind(self, key: str, value, order: int) -> None:
-        keys: set[str] = set()
-        self.state[key] = self.reads(value, keys) or frozenset({(f"{key}#{order}", None)})
-        self.lineage[key] = frozenset(keys)
-
-    def _assign(self, target, value, order: int) -> None:
-        key = _var_key(target)
-        if key is not None:
-            shuffle = self._reordering(key, value)
-            if shuffle is not None:
-                self._shuffle(key, shuffle)
-            else:
-                self._bind(key, value, order)
-            return
-        if isinstance(target, (cst.Tuple, cst.List)):
-            elements = [e.value for e in target.elements]
-            values = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) and \
-                len(value.elements) == len(elements) else None
-            joint = self._joint_shuffle(value, len(elements))
-            for i, t in enumerate(elements):
-                k = _var_key(t)
-                if joint is not None and k is not None:  # `X, y = shuffle(X, y)`: one order for both
-                    self.state[k] = frozenset((src, value) for src, _ in self.reads(joint[i]))
-                    self.shuffled[value] = k
-                elif values is not None:
-                    self._assign(t, values[i], order)
-                elif k is not None:
-                    self._bind(k, value, order)
-            return
-        if isinstance(target, cst.Subscript):  # `labels[i] = ...`
-            key = _var_key(target.value)
-            if key is not None and key in self.state:
-                self._grow(key, value)
-
-    def _shuffle(self, key: str, node: cst.CSTNode) -> None:
-        self.state[key] = frozenset((src, node) for src, _ in self.get(key))
-        self.shuffled[node] = key
-
-    def _reordering(self, key: str, value) -> cst.Call | None:
-        """The call that makes `value` the rows of `key` reordered: `key.sample(frac=1).reset_index(drop=True)`,
-        `shuffle(key)`, `np.random.permutation(key)`."""
-        if not isinstance(value, cst.Call):
-            return None
-        if (self.facts.callee(value) or "") in _REORDERING_CALLS:
-            pos = positional(value)
-            return value if len(pos) >= 1 and _var_key(pos[0].value) == key and (
-                len(pos) == 1 or self.facts.callee(value) == "random.sample") else None
-        e: cst.BaseExpression = value
-        found: cst.Call | None = None
-        while _var_key(e) is None:  # down the method chain to its receiver
-            if isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute):
-                if e.func.attr.value in _REORDERING_METHODS:
-                    found = e
-                e = e.func.value
-            elif isinstance(e, (cst.Subscript, cst.Attribute)):
-                e = e.value
-            else:
-                return None
-        return found if found is not None and _var_key(e) == key else None
-
-    def _joint_shuffle(self, value, n: int) -> list | None:
-        """`shuffle(X, y)`: the arrays shuffled together, one per target."""
-        if isinstance(value, cst.Call) and (self.facts.callee(value) or "") == "sklearn.utils.shuffle":
-            pos = positional(value)
-            if len(pos) == n:
-                return [a.value for a in pos]
-        return None
-
-    # -- expressions -----------------------------------------------------------------------
-    def get(self, key: str) -> frozenset:
-        return self.state.get(key) or frozenset({(key, None)})
-
-    def reads(self, expr, keys: set[str] | None = None) -> frozenset:
-        """The orders an expression holds: those of every variable it reads (a method of the class called on
-        `self` reads what its body reads); imported names, builtins and called functions hold none. ``keys``
-        collects the variables read, and those they were read from."""
-        out: set = set()
-        stack = [expr]
-        while stack:
-            e = stack.pop()
-            key = _var_key(e)
-            if key is not None:
-                if key not in self._external:
-                    out |= self.get(key)
-                    if keys is not None:
-                        keys.add(key)
-                        keys |= self.lineage.get(key, frozenset())
-                continue
-            if isinstance(e, cst.Call):
-                f = e.func
-                if isinstance(f, cst.Attribute) and _var_key(f) is not None and f.attr.value in self.methods:
-                    out |= self._method_reads(f.attr.value, frozenset({f.attr.value}), keys)
-                elif not isinstance(f, cst.Name):
-                    stack.append(f)
-                stack.extend(a.value for a in e.args)
-            elif isinstance(e, cst.Attribute):
-                stack.append(e.value)
-            elif isinstance(e, cst.Arg):
-                stack.append(e.value)  # not the keyword's name
-            elif not isinstance(e, (cst.Lambda, cst.FunctionDef)):
-                stack.extend(e.children)
-        return frozenset(out)
-
-    def _method_reads(self, name: str, seen: frozenset[str], keys: set[str] | None) -> frozenset[cst.Call]:
-        out: frozenset[cst.Call] = frozenset()
-        for node in iter_nodes(self.methods[name].body, (cst.Attribute, cst.Call)):
-            if isinstance(node, cst.Call):
-                f = node.func
-                if isinstance(f, cst.Attribute) and _var_key(f) is not None and f.attr.value in self.methods \
-                        and f.attr.value not in seen:
-                    out |= self._method_reads(f.attr.value, seen | {f.attr.value}, keys)
-                continue
-            key = _var_key(node)
-            if key is not None and key in self.state:
-                out |= self.state[key]
-                if keys is not None:
-                    keys.add(key)
-                    keys |= self.lineage.get(key, frozenset())
-        return out
-
-    # -- misalignment ----------------------------------------------------------------------
-    def split(self, a: frozenset, b: frozenset) -> tuple[cst.CSTNode, bool] | None:
-        """The shuffle that puts one of two values in a new order of a source the other holds in the order
-        the source was made in (each in that one order only): (the shuffle, whether `b` is the shuffled one)."""
-        va: dict = {}
-        vb: dict = {}
-        for src, v in a:
-            va.setdefault(src, set()).add(v)
-        for src, v in b:
-            vb.setdefault(src, set()).add(v)
-        for src in sorted(va.keys() & vb.keys()):
-            x, y = va[src], vb[src]
-            if len(x) == 1 and len(y) == 1 and x != y:
-                (x,), (y,) = x, y
-                if x is None:
-                    return y, True
-                if y is None:
-                    return x, False
-        return None
-
-
-def _indexed_together(method: cst.FunctionDef, through: tuple[str, ...] = ()) -> dict[str, list[str]]:
-    """index name -> the attributes ``method`` reads as `self.<attribute>[<index>]` (in order, each once)."""
-    out: dict[str, list[str]] = {}
-    for sub in iter_nodes(method.body, (cst.Subscript,)):
-        item = self_item(sub, through)
-        if item is not None:
-            attrs = out.setdefault(item[1], [])
-            if item[0] not in attrs:
-                attrs.append(item[0])
-    return out
 
 
 @register
@@ -758,391 +497,62 @@ class MisalignedLabels(Rule):
     code = "TL104"
     name = "misaligned-labels"
     severity = Severity.ERROR
+    default = False
+    measured_from = 4
     # a pairing call, and (a lone shuffle — named shuffle/permutation/sample, from `random`, `numpy.random`
     # or `sklearn`, or a table's own `.sample(frac=1)` / `.shuffle()` — or an unsorted listing):
     # (S and (R or sample or shuffle)) or L is (S or L) and (R or sample or shuffle or L)
     # (a `Dataset` class indexing two listings, or two columns of a table, with one index: `__getitem__`)
-    gate = ((*sorted(_PAIRING), "__getitem__"),
-            ("shuffle", "permutation", "sample", *_LISTING_WORDS),
-            ("random", "sklearn", "sample", "shuffle", *_LISTING_WORDS))
+    gate = ((*sorted(PAIRING), "__getitem__"),
+            ("shuffle", "permutation", "sample", *LISTING_WORDS),
+            ("random", "sklearn", "sample", "shuffle", *LISTING_WORDS))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        """A dataset class that lists two directories without sorting (`self.features = os.listdir(a)`,
-        `self.labels = os.listdir(b)`) and pairs them by position (`self.features[idx]`, `self.labels[idx]`)."""
-        methods = {s.name.value: s for s in node.body.body if isinstance(s, cst.FunctionDef)}
-        init = methods.get("__init__")
-        if init is None:
-            return
-        self._pairs_copied_before_shuffle(methods, init)
-        listings: dict[str, cst.Call] = {}
-        for assign in iter_nodes(init.body, (cst.Assign,)):
-            for t in assign.targets:
-                tgt = t.target
-                if (isinstance(tgt, cst.Attribute) and isinstance(tgt.value, cst.Name) and tgt.value.value == "self"):
-                    call = self._listing_in(assign.value)
-                    if call is not None:
-                        listings[tgt.attr.value] = call
-        if len(listings) < 2:
-            return
-        # sorted (or re-bound) anywhere in the class: `self.files.sort()`, `self.files = sorted(self.files)`
-        for n in iter_nodes(node, (cst.Call, cst.Assign)):
-            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "sort":
-                owner = n.func.value
-                if isinstance(owner, cst.Attribute) and owner.attr.value in listings:
-                    listings.pop(owner.attr.value)
-            elif isinstance(n, cst.Assign) and n.value not in listings.values():
-                for t in n.targets:
-                    if isinstance(t.target, cst.Attribute) and t.target.attr.value in listings:
-                        listings.pop(t.target.attr.value)
-        for name, method in methods.items():
-            if name == "__init__":
-                continue
-            by_index = {idx: [a for a in attrs if a in listings] for idx, attrs in _indexed_together(method).items()}
-            for idx, attrs in by_index.items():
-                if len(attrs) < 2:
-                    continue
-                a, b = sorted(attrs[:2], key=lambda n: self.ctx.facts.where[listings[n]].order)
-                call = listings[a]
-                self.report(
-                    call,
-                    f"`{self.ctx.code(call)}` returns files in arbitrary (file-system) order, and `{name}` pairs "
-                    f"`self.{a}[{idx}]` with `self.{b}[{idx}]`, another unsorted listing: features and labels can be "
-                    "misaligned, and the loss oscillates or plateaus",
-                    hint=f"sort both listings: `self.{a} = sorted(...)`, `self.{b} = sorted(...)`",
-                    severity=Severity.WARNING,
-                )
-                return
+        """A dataset class whose `__init__` puts two attributes out of line (an unsorted listing each, or a
+        column copied before its table is shuffled) and whose methods index both with one index."""
+        found = alignment(self.ctx.facts).in_class(node)
+        if found is not None:
+            self._report(found)
 
     def visit_Call(self, node: cst.Call) -> None:
-        kind = _pairing_name(self.ctx.facts, node)
-        if kind is None:
-            return
-        self._lone_shuffle_or_listing(node, kind)
-        self._copied_before_shuffle(node, kind)
+        """A pairing call (`zip`, `fit`, `TensorDataset`, `train_test_split`, ...) of two arrays out of line."""
+        found = alignment(self.ctx.facts).at_pairing(node)
+        if found is not None:
+            self._report(found)
 
-    def report(self, node, message: str, **kwargs) -> None:
-        """One finding per shuffle or listing, whichever pairing shows it."""
+    def _report(self, m: Misalignment) -> None:
+        """One finding per shuffle or listing, whichever pairing shows it. Premises (each established by
+        :mod:`trainlint.facts.alignment`): 1. the two are paired example by example; 2. one follows an order
+        (a shuffle of its own, a file-system listing, a table reordered after a column was taken out) that
+        3. the other does not follow; 4. the reordering is not meant to break the pairing."""
         done = self.__dict__.setdefault("_reported", set())
-        if node not in done:
-            done.add(node)
-            super().report(node, message, **kwargs)
-
-    # -- a column copied out before its table is shuffled ------------------------------------
-    def _orders(self, scope, methods=None) -> _RowOrders | None:
-        """The row orders of one function (None when it shuffles nothing: nothing can be out of order)."""
-        memo = self.__dict__.setdefault("_orders_memo", {})
-        if scope not in memo:
-            nodes, shuffles = self._scope_nodes().get(scope, ([], False))
-            memo[scope] = _RowOrders(self, nodes, methods or {}) if shuffles else None
-        return memo[scope]
-
-    def _scope_nodes(self) -> dict[Any, Any]:
-        """function → (its assignments, `for` loops and calls in document order, whether one of its calls is
-        named like a shuffle): one pass over the file."""
-        memo: dict[Any, Any] | None = self.__dict__.get("_scopes_memo")
-        if memo is None:
-            facts = self.ctx.facts
-            memo = {}
-            self._scopes_memo = memo
-            for kind in ("Assign", "AnnAssign", "AugAssign", "For", "Call"):
-                for n in facts.index.get(kind, ()):
-                    entry = memo.setdefault(facts.where[n].function, ([], [False]))
-                    entry[0].append(n)
-                    if kind == "Call" and not entry[1][0]:
-                        f = n.func
-                        name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
-                        entry[1][0] = name in ("shuffle", "sample", "permutation")
-            for scope, (nodes, flag) in list(memo.items()):
-                nodes.sort(key=lambda n: facts.where[n].order)
-                memo[scope] = (nodes, flag[0])
-        return memo
-
-    def _copied_before_shuffle(self, node: cst.Call, kind: str) -> None:
-        """`labels = list(df["label"])`, then `df = df.sample(frac=1)`, then `zip(df["text"], labels)`: the
-        labels keep the order the table had before the shuffle, the texts take the new one."""
-        facts = self.ctx.facts
-        scope = facts.where[node].function
-        methods = {}
-        cls = facts.where[node].inside(cst.ClassDef)
-        if cls is not None and isinstance(scope, cst.FunctionDef):
-            methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
-        orders = self._orders(scope, methods)
-        if orders is None:
+        if m.node in done:
             return
-        args = orders.pairings.get(node, [])
-        for i, (a, oa, ka) in enumerate(args):
-            for b, ob, kb in args[i + 1:]:
-                found = orders.split(oa, ob)
-                if found is not None and orders.shuffled.get(found[0]) in (ka if found[1] else kb):
-                    shuffle, b_newer = found
-                    old, new = (a, b) if b_newer else (b, a)
-                    self._report_copied(orders, shuffle, self.ctx.code(old), self.ctx.code(new),
-                                        f"`{kind}(...)` pairs them example by example")
-                    return
-
-    def _pairs_copied_before_shuffle(self, methods: dict, init: cst.FunctionDef) -> None:
-        """A dataset class whose `__init__` copies a column out of its table, shuffles the table, reads another
-        column, and whose `__getitem__` indexes both with one index (`self.img_names[idx]`, `self.labels[idx]`)."""
-        method = methods.get("__getitem__")
-        if method is None:
-            return
-        # `self.labels[idx]`, `self.data.iloc[idx]` (positional rows; not `.loc`, which reads by index label)
-        for idx, attrs in _indexed_together(method, through=("iloc",)).items():
-            keys = [f"self.{a}" for a in attrs]
-            if len(keys) < 2:
-                continue
-            orders = self._orders(init, methods)
-            if orders is None:
-                return
-            for i, a in enumerate(keys):
-                if a not in orders.state:
-                    continue
-                for b in keys[i + 1:]:
-                    found = orders.split(orders.state[a], orders.state[b]) if b in orders.state else None
-                    if found is not None and orders.shuffled.get(found[0]) in orders.lineage.get(
-                            a if found[1] else b, frozenset()):
-                        shuffle, b_newer = found
-                        old, new = (a, b) if b_newer else (b, a)
-                        self._report_copied(orders, shuffle, old, new,
-                                            f"`__getitem__` pairs `{old}[{idx}]` with `{new}[{idx}]`")
-                        return
-
-    def _report_copied(self, orders: _RowOrders, shuffle: cst.CSTNode, old: str, new: str, pairing: str) -> None:
-        table = orders.shuffled.get(shuffle, "the data")
-        self.report(
-            shuffle,
-            f"`{self.ctx.code(shuffle)}` reorders `{table}` after `{old}` was taken from it, and {pairing}: `{old}` "
-            f"keeps the old row order and `{new}` follows the new one, so every example gets the label of another "
-            "row — the loss plateaus at chance level",
-            hint=f"shuffle `{table}` before taking anything out of it (or take `{old}` again after the shuffle)",
-        )
-
-    def _lone_shuffle_or_listing(self, node: cst.Call, kind: str) -> None:
-        facts = self.ctx.facts
-        names = [e for e in _pairing_args(node) if isinstance(e, cst.Name)]
-        if len(names) < 2 or len({n.value for n in names}) != len(names):
-            return
-        scope = facts.where[node].function
-        # each array and the arrays it was derived from (`x_train = x[k:]`, `x = pad_sequences(x)`)
-        shuffled: dict[str, cst.Call | None] = {}
-        root: dict[str, str] = {}  # the array each argument comes from (the one shuffled, if one is)
-        for n in names:
-            shuffled[n.value] = self._shuffled(n.value, node, scope)
-            lineage = self._lineage(n.value, node)
-            root[n.value] = lineage[-1][0]
-            if shuffled[n.value] is not None:
-                root[n.value] = n.value
-                continue
-            for name, binding, read in lineage[1:]:
-                found = self._shuffled_between(name, binding, read, scope)
-                if found is not None:
-                    shuffled[n.value], root[n.value] = found, name
-                    break
-        if len(set(root.values())) != len(names):
-            return  # two arguments derived from one array
-        listed = {n.value: self._unsorted_listing(n.value, node, scope) for n in names}
-        # one array shuffled alone
-        lone = [(n, shuffle) for n in names if (shuffle := shuffled[n.value]) is not None]
-        if len(lone) == 1 and self._copy_made_to_shuffle(root[lone[0][0].value], lone[0][1]):
-            return  # `random_labels = labels[:]; np.random.shuffle(random_labels)`: labels randomised on purpose
-        if len(lone) == 1:
-            arg, alone = lone[0][0].value, lone[0][1]
-            x = root[arg]
-            others = [n.value if root[n.value] == n.value else root[n.value] for n in names if n.value != arg
-                      and self._independent(root[n.value], node if root[n.value] == n.value else alone, alone, x)]
-            if others:
-                self.report(
-                    alone,
-                    f"`{self.ctx.code(alone)}` shuffles `{x}` but not `{others[0]}`, which `{kind}(...)` pairs "
-                    "with it example by example: every feature now has a random label — the loss plateaus at "
-                    "chance level",
-                    hint=f"shuffle them together: `idx = np.random.permutation(len({x})); {x}, {others[0]} = "
-                    f"{x}[idx], {others[0]}[idx]` (or `sklearn.utils.shuffle({x}, {others[0]})`)",
-                )
-                return
-        # unsorted file listings
-        lists = [n.value for n in names if listed[n.value] is not None]
-        if not lists:
-            return
-        x = lists[0]
-        since = listed[x]
-        partners = [n.value for n in names if n.value != x and since is not None
-                    and (listed[n.value] is not None or self._independent(n.value, node, since, x))]
-        if not partners:
-            return
-        y = partners[0]
-        both = listed.get(y) is not None
-        self.report(
-            listed[x],
-            f"`{self.ctx.code(listed[x])}` returns files in arbitrary (file-system) order, and `{kind}(...)` pairs "
-            f"`{x}` with `{y}`, " + ("another unsorted listing: " if both else "which does not come from it: ")
-            + "features and labels can be misaligned, and the loss oscillates or plateaus",
-            hint=f"sort the listing: `{x} = sorted(...)`" + (" (both of them)" if both else
-                                                             f", and build `{y}` from `{x}` (e.g. from each file name)"),
-            severity=Severity.WARNING,
-        )
-
-    def _lineage(self, name: str, at: cst.CSTNode):
-        """``name`` and the arrays it was derived from, newest first: (name, its binding, the order it is read
-        at) for `x_train = x[k:]` (a slice), `x = pad_sequences(x, ...)` (a function of one array), `x.copy()`."""
-        facts = self.ctx.facts
-        scope = facts.where[at].function
-        b = facts.lookup(name, at)
-        out = [(name, b, facts.where[at].order)]
-        for _ in range(6):
-            if b is None or not isinstance(b.value, cst.BaseExpression):
-                break
-            src = _derived_from(b.value)
-            if not src:
-                break
-            earlier = [x for x in facts.bindings.get(scope, {}).get(src, ()) if x.order < b.order]
-            if not earlier or earlier[-1].value is None or isinstance(earlier[-1].value, cst.Param):
-                break
-            if any(n == src and x is earlier[-1] for n, x, _ in out):
-                break
-            out.append((src, earlier[-1], b.order))
-            b = earlier[-1]
-        return out
-
-    def _shuffled_between(self, name: str, binding, read_order: int, scope) -> cst.Call | None:
-        """An in-place shuffle of ``name`` after ``binding`` and before ``read_order``."""
-        facts = self.ctx.facts
-        for call in self._shuffle_calls(scope):
-            w = facts.where[call]
-            if not binding.order < w.order < read_order:
-                continue
-            qn = facts.callee(call) or ""
-            if qn in _INPLACE_SHUFFLES or self._rng_shuffle(call):
-                arg = argument(call, "x", 0)
-                if isinstance(arg, cst.Name) and arg.value == name:
-                    return call
-        return None
-
-    # -- shuffles --------------------------------------------------------------------------
-    def _shuffled(self, name: str, at: cst.Call, scope) -> cst.Call | None:
-        """The call that shuffled `name` on its own before `at` (in place, or `x = permutation(x)`)."""
-        facts = self.ctx.facts
-        order = facts.where[at].order
-        b = facts.lookup(name, at)
-        if b is None:
-            return None
-        found = None
-        for call in self._shuffle_calls(scope):
-            w = facts.where[call]
-            if w.order >= order:
-                continue
-            qn = facts.callee(call) or ""
-            if qn in _INPLACE_SHUFFLES or self._rng_shuffle(call):
-                arg = argument(call, "x", 0)
-                if isinstance(arg, cst.Name) and arg.value == name and w.order > b.order:
-                    found = call
-            elif qn in _COPY_SHUFFLES and b.value is call:
-                args = [a for a in call.args if a.keyword is None]
-                if len(args) == 1 and isinstance(args[0].value, cst.Name):
-                    found = call
-        return found
-
-    def _copy_made_to_shuffle(self, name: str, shuffle: cst.Call) -> bool:
-        """`name` is bound to a copy of another array (`y[:]`, `y.copy()`, `np.copy(y)`, `list(y)`) and
-        shuffled in place: the experiment of fitting randomly shuffled labels, not a misalignment."""
-        b = self.ctx.facts.lookup(name, shuffle)
-        v = b.value if b is not None else None
-        if isinstance(v, cst.Subscript) and len(v.slice) == 1 and isinstance(v.slice[0].slice, cst.Slice):
-            sl = v.slice[0].slice
-            return sl.lower is None and sl.upper is None and isinstance(v.value, cst.Name)
-        if isinstance(v, cst.Call):
-            f = v.func
-            if isinstance(f, cst.Attribute) and f.attr.value == "copy" and not v.args and isinstance(f.value, cst.Name):
-                return True
-            last = dotted(f) or ""
-            return last.rsplit(".", 1)[-1] in ("copy", "deepcopy", "list") and len(v.args) == 1 \
-                and isinstance(v.args[0].value, cst.Name)
-        return False
-
-    def _shuffle_calls(self, scope: cst.CSTNode | None) -> list[cst.Call]:
-        """The shuffling calls of one scope (all scopes computed in one pass over the calls)."""
-        cache: dict[cst.CSTNode | None, list[cst.Call]] | None = getattr(self, "_cache", None)
-        if cache is None:
-            cache = {}
-            self._cache = cache
-            facts = self.ctx.facts
-            for call in facts.index.get("Call", ()):
-                func = call.func
-                name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-                if name not in ("shuffle", "permutation", "sample"):
-                    continue
-                qn = facts.callee(call) or ""
-                if qn in _INPLACE_SHUFFLES or qn in _COPY_SHUFFLES or self._rng_shuffle(call):
-                    cache.setdefault(facts.where[call].function, []).append(call)
-        return cache.get(scope, [])
-
-    def _rng_shuffle(self, call: cst.Call) -> bool:
-        """`rng.shuffle(x)` with `rng = np.random.default_rng(...)` / `RandomState(...)` / `random.Random(...)`."""
-        func = call.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "shuffle" and isinstance(func.value, cst.Name)):
-            return False
-        b = self.ctx.facts.lookup(func.value.value, call)
-        if b is None or not isinstance(b.value, cst.Call):
-            return False
-        return (self.ctx.facts.callee(b.value) or "") in ("numpy.random.default_rng", "numpy.random.RandomState",
-                                                          "random.Random")
-
-    def _independent(self, name: str, at: cst.Call, since: cst.CSTNode, other: str) -> bool:
-        """`name` does not follow the order of `other` (shuffled or listed by `since`): bound before
-        `since`, or to an expression not built from `other`, and never mutated (an `append` per file)."""
-        facts = self.ctx.facts
-        b = facts.lookup(name, at)
-        if b is None:
-            return False
-        scope = facts.where[at].function
-        since_order = facts.where[since].order
-        for call in facts.index.get("Call", ()):
-            f = call.func
-            if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == name
-                    and f.attr.value in ("append", "extend", "insert", "shuffle", "sort")
-                    and facts.where[call].function is scope
-                    and (facts.where[call].order > since_order or _same_loop(facts, call, since))):
-                return False  # built after the shuffle or listing (from it), or in the same loop
-        for aug in facts.index.get("AugAssign", ()):
-            if isinstance(aug.target, cst.Name) and aug.target.value == name and facts.where[aug].function is scope:
-                return False
-        if b.order < facts.where[since].order:
-            return True
-        return b.value is not None and not _mentions(b.value, other)
-
-    # -- listings --------------------------------------------------------------------------
-    def _unsorted_listing(self, name: str, at: cst.Call, scope) -> cst.Call | None:
-        facts = self.ctx.facts
-        b = facts.lookup(name, at)
-        if b is None or b.value is None:
-            return None
-        call = self._listing_in(b.value)
-        if call is None:
-            return None
-        for c in facts.index.get("Call", ()):  # name.sort() afterwards
-            f = c.func
-            if (isinstance(f, cst.Attribute) and f.attr.value == "sort" and isinstance(f.value, cst.Name)
-                    and f.value.value == name and facts.where[c].function is scope):
-                return None
-        return call
-
-    def _listing_in(self, expr: cst.BaseExpression) -> cst.Call | None:
-        """The unsorted listing call `expr` is made of: `glob(...)`, `list(glob(...))`, `path.glob(...)`, a
-        comprehension over `os.listdir(...)`; None when sorted (or not a listing)."""
-        facts = self.ctx.facts
-        if isinstance(expr, cst.Call):
-            qn = facts.callee(expr)
-            if qn in _LISTINGS:
-                return expr
-            f = expr.func
-            if qn is None and isinstance(f, cst.Attribute) and f.attr.value in _PATH_LISTING_METHODS:
-                return expr  # pathlib: Path(d).glob("*.png")
-            if isinstance(f, cst.Name) and f.value in ("list", "tuple") and len(expr.args) == 1:
-                return self._listing_in(expr.args[0].value)
-            return None
-        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)) and expr.for_in.inner_for_in is None:
-            return self._listing_in(expr.for_in.iter)
-        return None
+        done.add(m.node)
+        shown = short_code(self.ctx.code(m.node))
+        severity = Severity.ERROR
+        if m.kind == "shuffle":
+            message = (f"`{shown}` shuffles `{m.moved}` but not `{m.other}`, and {m.pairing} example by example: "
+                       "every feature now has a random label")
+            hint = (f"the loss plateaus at chance level; shuffle them together: `idx = np.random.permutation("
+                    f"len({m.moved})); {m.moved}, {m.other} = {m.moved}[idx], {m.other}[idx]` (or "
+                    f"`sklearn.utils.shuffle({m.moved}, {m.other})`)")
+        elif m.kind == "copied":
+            message = (f"`{m.table}` is reordered after `{short_code(m.moved, 24)}` was taken from it, and "
+                       f"{m.pairing}: labels land on other rows")
+            hint = (f"`{shown}` reorders the rows: `{m.moved}` keeps the old order and `{m.other}` follows the new "
+                    "one, so every example gets the label of another row and the loss plateaus at chance level; "
+                    f"shuffle `{m.table}` before taking anything out of it (or take `{m.moved}` again after the "
+                    "shuffle)")
+        else:
+            severity = Severity.WARNING  # the file-system order may happen to agree
+            message = (f"files listed in file-system order, and {m.pairing}, "
+                       + ("both unsorted" if m.both else "not built from the files") + ": they can be misaligned")
+            hint = (f"`{shown}` returns files in file-system order, which differs between directories and machines, "
+                    "and misaligned pairs make the loss oscillate or plateau; "
+                    f"sort the listing: `{m.moved} = sorted(...)`"
+                    + (" (both of them)" if m.both else f", and build `{m.other}` from it (e.g. from each file name)"))
+        self.report(m.node, message, hint=hint, severity=severity)
 
 
 _UNSEEDED_SOURCES = {
@@ -1162,6 +572,12 @@ _SEEDERS = {
     "pytorch_lightning.seed_everything": _ALL, "lightning.pytorch.seed_everything": _ALL,
     "lightning.fabric.seed_everything": _ALL, "transformers.enable_full_determinism": _ALL,
 }
+#: reading the process's rank: `os.environ["LOCAL_RANK"]`, `training_args.local_rank` (in code, not comments)
+_READS_RANK = re.compile(r"""["']LOCAL_RANK["']|\.local_rank\b""")
+_CODE_ONLY = re.compile(r"#[^\n]*")
+#: methods whose draws are made per call, not once for the data: a model's forward pass (layer drop, noise), a
+#: dataset's item (augmentation, a random negative), a transform
+_PER_CALL_METHODS = frozenset({"forward", "call", "__call__", "__getitem__", "__iter__"})
 #: what a seed computed per process reads: `seed + accelerator.process_index`, `args.seed + rank`
 _RANK_WORDS = re.compile(r"\b(?:process_index|local_process_index|local_rank|global_rank|rank|get_rank)\b")
 #: a seeding helper of a project's own package, imported (its body is not in the file): `set_random_seed`,
@@ -1216,6 +632,8 @@ class UnseededMultiprocessData(Rule):
     code = "TL105"
     name = "unseeded-multiprocess-data"
     severity = Severity.WARNING
+    default = False
+    measured_from = 4
     # an unseeded draw (random/numpy shuffle, sample, permutation, choice; sklearn or a `datasets` dataset's
     # shuffle / train_test_split). No group for "runs as several processes": `"LOCAL_RANK" in source` also
     # holds for a string or a comment, which are not words.
@@ -1230,34 +648,46 @@ class UnseededMultiprocessData(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.ctx.facts
         qn = facts.callee(node) or ""
+        # premise 2: the draw picks or orders the data (not a model's forward), in a file that trains
         source = _UNSEEDED_SOURCES.get(qn)
-        what = f"`{self.ctx.code(node.func)}`"
+        what = short_code(self.ctx.code(node.func))
         fn = facts.where[node].function
-        if isinstance(fn, cst.FunctionDef) and fn.name.value in ("forward", "call", "__call__") \
+        if isinstance(fn, cst.FunctionDef) and fn.name.value in _PER_CALL_METHODS \
                 and facts.where[node].inside(cst.ClassDef) is not None:
-            return  # a draw in a model's forward pass (layer drop, noise): not the data's selection or order
+            return  # a draw per forward pass (layer drop, noise) or per example (augmentation): not the data's order
         if source is None:
             source = self._dataset_shuffle(node)
             if source is None:
                 return
-            what = f"`{self.ctx.code(node.func)}()` without `seed=`"
+            what += "()` without `seed="
         if qn in ("torch.utils.data.random_split", "torch.randperm") and keyword(node, "generator") is not None:
             return
-        if not (self._multiprocess() or self._lightning_runs(node)) or source in self._seeds():
+        # premise 1: several processes run it; premise 3: its generator is not seeded the same in each
+        lightning = not self._multiprocess() and self._lightning_runs(node)
+        if not (lightning or self._multiprocess()) or source in self._seeds():
             return
+        # premise 4: this module runs the draw itself
         if (fn is not None or facts.where[node].inside(cst.ClassDef) is not None) and not self._runs_definitions():
             return  # a function of a module that only defines: its caller runs (and seeds) it
+        splits = qn.endswith(("random_split", "train_test_split")) or what.endswith("train_test_split()` without `seed=")
+        effect = "each gets another train/validation split" if splits else "each orders or picks the data differently"
+        where = "every process of the Lightning `Trainer`" if lightning else "every process"
+        message = f"`{what}` uses {source}'s unseeded global generator in {where}: {effect}"
         per_rank = self._per_rank_seeds().get(source)
-        how = (f"the global {source} generator, which `{self.ctx.code(per_rank)}` seeds differently in every process"
-               if per_rank is not None else f"the unseeded global {source} generator")
+        if per_rank is not None:
+            effect = "each splits the data differently" if splits else "each orders the data differently"
+            message = f"`{what}` uses {source}'s generator, seeded per process by `{{}}`: {effect}"
+            message = message.format(short_code(self.ctx.code(per_rank), max(20, 160 - len(message) + 2)))
         self.report(
             node.func,
-            f"{what} draws from {how}, in a script that runs as several processes (accelerate, torchrun, a "
-            "multi-device Lightning Trainer): each process shuffles or splits the data differently, so processes "
-            "train on overlapping examples and examples of the validation split leak into training",
-            hint="seed every process the same before preparing data: `accelerate.utils.set_seed(42)` (or "
-            "`transformers.set_seed(42)`, Lightning's `seed_everything(42)`), or pass `seed=`/`random_state=`/"
-            "`generator=torch.Generator().manual_seed(42)`",
+            message,
+            hint=("the processes (accelerate, torchrun, a multi-device Lightning Trainer) each run this line: "
+                  + ("examples of one process's validation split are in another's training data, and the metrics "
+                     "look better than they are" if splits else "the distributed sampler's shards of the different "
+                     "orders overlap, so examples are seen several times or not at all")
+                  + "; seed every process the same before preparing data: `accelerate.utils.set_seed(42)` (or "
+                  "`transformers.set_seed(42)`, Lightning's `seed_everything(42)`), or pass `seed=`/`random_state=`/"
+                  "`generator=torch.Generator().manual_seed(42)`"),
         )
 
     def _dataset_shuffle(self, node: cst.Call) -> str | None:
@@ -1292,8 +722,7 @@ class UnseededMultiprocessData(Rule):
             self._multi = _trains(facts) and (
                 any(facts.holders(c) for c in facts.calls_to("accelerate.Accelerator"))
                 or any(True for _ in facts.calls_to("torch.distributed.init_process_group"))
-                or "LOCAL_RANK" in self.ctx.source
-                or re.search(r"\.local_rank\b", self.ctx.source) is not None  # `training_args.local_rank`
+                or _READS_RANK.search(_CODE_ONLY.sub("", self.ctx.source)) is not None
             )
         return self._multi
 

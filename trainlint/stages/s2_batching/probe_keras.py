@@ -9,14 +9,15 @@
 
 from __future__ import annotations
 
-import types
 from typing import Any
 
-from trainlint.probe import keras_util as ku
-from trainlint.probe.checks import incomplete, probe_check
+from trainlint.probe.child import keras_util as ku
+from trainlint.probe.child.harness import Harness
+from trainlint.probe.child.points import FIT_BATCH, KerasState
+from trainlint.probe.child.registry import check
 
 
-def _label_keys(st: Any, features: Any) -> list[str]:
+def _label_keys(st: KerasState, features: Any) -> list[str]:
     if not hasattr(features, "keys"):
         return []
     keys = list(features.keys())
@@ -51,13 +52,13 @@ def _model_input_names(model: Any) -> set[str]:
     return names
 
 
-@probe_check("TL201", "TL707", framework="keras", path="fit", order=200, phase="batching")
-def take_batch(h: types.ModuleType, st: Any) -> None:
+@check(FIT_BATCH, "TL201", "TL707", order=200)
+def take_batch(h: Harness, st: KerasState) -> None:
     import tensorflow as tf
 
     x = st.fit_args.get("x")
     if x is None:
-        incomplete(h, "batch", "model.fit() got no data (x=None): nothing to probe")
+        h.incomplete("batch", "model.fit() got no data (x=None): nothing to probe")
         st.stop = True
         return
     y = st.fit_args.get("y")
@@ -130,8 +131,8 @@ def take_batch(h: types.ModuleType, st: Any) -> None:
         h.detail(f"labels of the batch ({st.label_name}): {ku.short(st.labels, 32)}")
 
 
-@probe_check("TL205", framework="keras", path="fit", order=201, phase="batching")
-def check_batch(h: types.ModuleType, st: Any) -> None:
+@check(FIT_BATCH, "TL205", order=201)
+def check_batch(h: Harness, st: KerasState) -> None:
     """TL205: ``input_ids`` with padding but no ``attention_mask``."""
     features = st.features
     if not hasattr(features, "keys") or "input_ids" not in features:

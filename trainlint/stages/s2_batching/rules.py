@@ -29,11 +29,41 @@ from trainlint.facts import (
 from trainlint.facts.calls import call_graph, is_parameter
 from trainlint.facts.datasets import dataset_chain
 from trainlint.facts.expr import dotted
+from trainlint.facts.expr import short_code as _short
 from trainlint.facts.loops import loop_facts, loops_around
+from trainlint.facts.objects import Encoding
 from trainlint.facts.processes import lightning_processes
+from trainlint.facts.program import program
 from trainlint.findings import Applicability, Severity
 from trainlint.pins import ABSENT, VALID, status, version_text, versions_of
 from trainlint.rule import Rule, register
+
+
+#: `Trainer` methods that form the batches: a subclass overriding one may collate otherwise
+_BATCHING_HOOKS = frozenset({"get_train_dataloader", "get_eval_dataloader", "get_test_dataloader",
+                             "_get_collator_with_removed_columns"})
+
+
+def _overrides(facts, trainer: cst.Call, hooks: frozenset[str]) -> bool:
+    """The Trainer is a subclass of the file that overrides one of ``hooks``."""
+    cls = facts.value_of(trainer.func, trainer) if isinstance(trainer.func, cst.Name) else None
+    node = getattr(cls, "node", None)
+    return isinstance(node, cst.ClassDef) and any(
+        isinstance(st, cst.FunctionDef) and st.name.value in hooks for st in node.body.body)
+
+
+def _map_functions(facts, expr, at) -> list[cst.FunctionDef | cst.Lambda] | None:
+    """The functions of the `.map` steps a dataset expression went through (None: a step not followed)."""
+    steps = _map_steps(facts, expr, at)
+    if steps is None:
+        return None
+    out = []
+    for meth, call in steps:
+        if meth == "map":
+            fn = facts.function_def(argument(call, "function", 0), call)
+            if fn is not None:
+                out.append(fn)
+    return out
 
 
 @register
@@ -43,8 +73,9 @@ class NoPaddingCollator(Rule):
     code = "TL201"
     name = "no-padding-collator"
     severity = Severity.ERROR
+    measured_from = 4
     probe = ("Forms one batch with `trainer.get_train_dataloader()`; a collation failure confirms it "
-             "and shows the offending sequence lengths.")
+             "and names the column whose lengths differ.")
     # a Trainer (or a DataLoader with transformers' default collator), and a `datasets` dataset tokenized by `.map`
     gate = ((*TRAINER_WORDS, "default_data_collator", "DefaultDataCollator"), ("transformers",), ("datasets",),
             ("map",))
@@ -57,48 +88,67 @@ class NoPaddingCollator(Rule):
             return
         if not facts.is_trainer_class(node.func, node) or has_star_kwargs(node):
             return
-        if given(node, "data_collator", 2) is not None:
+        # premise 1: the Trainer collates with `default_data_collator`
+        if given(node, "data_collator", 2) is not None or _overrides(facts, node, _BATCHING_HOOKS):
             return
         if given(node, "processing_class", 5) is not None or given(node, "tokenizer") is not None:
+            return
+        if any(self._sets_collator_later(a) for a in facts.index.get("Assign", ())):
             return
         for param, pos in (("train_dataset", 3), ("eval_dataset", 4)):
             expr = argument(node, param, pos)
             if expr is None:
                 continue
-            if self._batch_size(node, param.split("_")[0]) == 1:
-                continue  # one example per batch: nothing to stack
+            # premise 3: a batch holds more than one example
+            size = self._batch_size(node, param.split("_")[0])
+            if size == 1:
+                continue
             value = facts.value_of(expr, node)
             shown = self.ctx.code(expr)
+            data: cst.BaseExpression | None = expr
             if isinstance(value, DatasetValue) and value.raw:
                 # TL101 reports the raw dataset; once it is swapped for its tokenized twin, this applies
                 twin = facts.tokenized_twin(value)
                 if twin is not None:
                     shown, value = twin[0], twin[1]
+                    data = None
+            # premise 2: tokenized by a `.map` that leaves sequences of different lengths
             if not isinstance(value, DatasetValue) or not value.tokenized or value.fixed_length:
                 continue
+            if data is not None and any(_pads_by_hand(fn) for fn in _map_functions(facts, data, node) or ()):
+                continue
+            trainer = self.ctx.code(node.func)
             unknown = [m for m in value.maps if m.calls_tokenizer and m.padding is UNKNOWN]
-            if value.unpadded:
+            if value.unpadded and size is not UNKNOWN:
                 self.report(
                     node.func,
-                    f"`{self.ctx.code(node.func)}` has no tokenizer (`processing_class`) and no `data_collator`, and "
-                    f"`{shown}` is tokenized without padding to a fixed length: the default collator "
-                    'cannot stack sequences of different lengths ("expected sequence of length 43 at dim 1 (got 37)")',
-                    hint="pass `data_collator=DataCollatorWithPadding(tokenizer)` (or `processing_class=tokenizer`, "
-                    "which pads dynamically)",
+                    f"`{trainer}` has no tokenizer or `data_collator`, and the `input_ids` of `{_short(shown)}` differ "
+                    "in length: the default collator cannot stack them",
+                    hint="its `.map` tokenizes without padding to a fixed length and `default_data_collator` "
+                    "stacks the examples as they are: the first batch fails with \"ValueError: expected sequence "
+                    "of length X at dim 1 (got Y)\"; pass `data_collator=DataCollatorWithPadding(tokenizer)` (or "
+                    "`processing_class=tokenizer`, which pads each batch)",
                     fix=self._fix(node),
                 )
                 return
-            if unknown:
+            if unknown or value.unpadded:
+                decided = "its batch size" if not unknown else f"whether `{_short(shown)}` is padded to a fixed length"
                 self.report(
                     node.func,
-                    f"`{self.ctx.code(node.func)}` has no tokenizer (`processing_class`) and no `data_collator`, and "
-                    f"trainlint cannot tell whether `{shown}` is padded to a fixed length; if it is not, "
-                    'forming a batch fails with "expected sequence of length X at dim 1 (got Y)" — `--probe` forms one batch',
-                    hint="pass `data_collator=DataCollatorWithPadding(tokenizer)` unless every example has the same length",
+                    f"`{trainer}` has no tokenizer or `data_collator`, and {decided} is decided at run time: "
+                    "`--probe` forms one batch",
+                    hint=f"if the `input_ids` of `{shown}` have different lengths and a batch holds several "
+                    "examples, `default_data_collator` cannot stack them (\"expected sequence of length X at dim 1 "
+                    "(got Y)\"): pass `data_collator=DataCollatorWithPadding(tokenizer)`",
                     severity=Severity.INFO,
                     fix=self._fix(node),
                 )
                 return
+
+    @staticmethod
+    def _sets_collator_later(assign: cst.Assign) -> bool:
+        """`trainer.data_collator = ...` after the Trainer is made."""
+        return any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "data_collator" for t in assign.targets)
 
     def _loader(self, node: cst.Call) -> None:
         """`DataLoader(ds, shuffle=True, batch_size=8, collate_fn=default_data_collator)` over data a batched
@@ -109,21 +159,46 @@ class NoPaddingCollator(Rule):
         facts = self.ctx.facts
         if has_star_kwargs(node) or keyword(node, "batch_sampler") is not None:
             return
+        # premise 1: the loader stacks with transformers' default collator
         collate = argument(node, "collate_fn")
         if collate is None or not self._default_collator(collate, node):
             return
+        # premise 4: a loader batch holds more than one example
         size_arg = argument(node, "batch_size", 1)
         size = facts.constant(size_arg, node) if size_arg is not None else 1  # the DataLoader's default: 1
-        if size == 1 or size is None:
+        if size == 1 or size is None or size is UNKNOWN:
             return
         expr = argument(node, "dataset", 0)
         value = facts.value_of(expr, node) if expr is not None else None
         if not isinstance(value, DatasetValue) or not value.tokenized or value.fixed_length:
             return
-        chain = dataset_chain(facts, expr, node)
-        if chain is None:
+        # premise 2: a batched `.map` padded each of its batches to that batch's longest row
+        padded = self._padded_per_map_batch(expr, node)
+        if padded is None:
             return
-        padded = None  # the map that pads each of its batches to that batch's longest row
+        # premise 3: a loader batch takes rows of two map batches
+        shuffled = facts.constant(argument(node, "shuffle", 2), node) is True
+        map_size = facts.constant(argument(padded, "batch_size"), padded) if argument(padded, "batch_size") else 1000
+        crosses = isinstance(size, int) and isinstance(map_size, int) and map_size > 0 and map_size % size != 0
+        if not (shuffled or crosses):
+            return  # in order, and every loader batch inside one map batch: the lengths agree
+        self.report(
+            collate,
+            f"`{_short(self.ctx.code(collate))}` stacks `{_short(self.ctx.code(expr))}` as it is, but its batched "
+            "`.map` padded `input_ids` per map batch (`padding=True`): mixed batches cannot be stacked",
+            hint="`padding=True` in a batched `.map` pads each map batch (1000 rows) to its own longest row, and a "
+            "loader batch that takes rows of two map batches fails with \"ValueError: expected sequence of length "
+            "X at dim 1 (got Y)\"; pad per loader batch: `collate_fn=DataCollatorWithPadding(tokenizer)` (or "
+            "`padding=\"max_length\"` in the map function)",
+        )
+
+    def _padded_per_map_batch(self, expr, at) -> cst.Call | None:
+        """The last `.map` of the chain that pads each of its batches to that batch's longest row."""
+        facts = self.ctx.facts
+        chain = dataset_chain(facts, expr, at)
+        if chain is None:
+            return None
+        padded = None
         for step in chain[1]:
             if step.kind != "method" or step.name != "map":
                 continue
@@ -138,22 +213,7 @@ class NoPaddingCollator(Rule):
                 padded = step.node
             elif t.padding is not None:
                 padded = None  # padded again (or unknown) by a later map
-        if padded is None:
-            return
-        shuffled = facts.constant(argument(node, "shuffle", 2), node) is True
-        map_size = facts.constant(argument(padded, "batch_size"), padded) if argument(padded, "batch_size") else 1000
-        crosses = isinstance(size, int) and isinstance(map_size, int) and map_size > 0 and map_size % size != 0
-        if not (shuffled or crosses):
-            return  # in order, and every loader batch inside one map batch: the lengths agree
-        self.report(
-            collate,
-            f"`{self.ctx.code(collate)}` stacks the examples as they are, but `{self.ctx.code(expr)}` was padded with "
-            "`padding=True` in a batched `.map`, which pads each map batch to its own longest row: a loader batch "
-            "that takes rows of two map batches fails with \"ValueError: expected sequence of length 595 at dim 1 "
-            "(got 589)\"",
-            hint="pad per loader batch: `collate_fn=DataCollatorWithPadding(tokenizer)` (or `padding=\"max_length\"` "
-            "in the map function)",
-        )
+        return padded
 
     def _default_collator(self, expr, at) -> bool:
         facts = self.ctx.facts
@@ -174,7 +234,7 @@ class NoPaddingCollator(Rule):
         if not isinstance(args, cst.Call) or facts.callee(args) not in TRAINING_ARGS_CLASSES:
             return None
         size = argument(args, f"per_device_{split}_batch_size") or argument(args, f"per_gpu_{split}_batch_size")
-        return facts.constant(size, at) if size is not None else None
+        return facts.constant(size, at) if size is not None else None  # UNKNOWN: given, not a constant
 
     def _fix(self, trainer: cst.Call):
         """Add `data_collator=DataCollatorWithPadding(<tokenizer>)`, the tokenizer being the one the
@@ -349,8 +409,10 @@ def _tokenized_columns(facts, fn) -> list[str]:
                     local.setdefault(t.target.value, []).extend(reads(assign.value))
     cols: list[str] = []
     for c in iter_calls(fn.body):
-        if not facts.is_tokenizer_call(c, fn):
-            continue
+        helper = facts.function_def(c.func, fn if fn in facts.where else None) if isinstance(c.func, cst.Name) else None
+        if not (facts.is_tokenizer_call(c, fn) or (
+                isinstance(helper, cst.FunctionDef) and helper is not fn and facts.tokenization_of(helper).calls_tokenizer)):
+            continue  # neither a tokenizer call nor a helper of the file that calls one
         for a in c.args:
             if a.keyword is not None and a.keyword.value not in ("text", "text_pair", "text_target"):
                 continue
@@ -393,6 +455,7 @@ class UnpaddableColumns(Rule):
     code = "TL202"
     name = "unpaddable-columns"
     severity = Severity.ERROR
+    measured_from = 4
     probe = ("Forms one batch with `trainer.get_train_dataloader()`; a collation failure with string columns "
              "reaching the collator confirms it.")
     # either a Trainer given `TrainingArguments(...)`, with string columns (`remove_unused_columns=False`, a
@@ -408,8 +471,9 @@ class UnpaddableColumns(Rule):
             return
         if not facts.is_trainer_class(node.func, node) or has_star_kwargs(node):
             return
+        # premise 1: the Trainer removes the unused columns exactly as its `TrainingArguments` say
         targs = _training_arguments(facts, node)
-        if targs is None or has_star_kwargs(targs):
+        if targs is None or has_star_kwargs(targs) or _overrides(facts, node, _COLUMN_REMOVING_HOOKS):
             return
         ruc = keyword(targs, "remove_unused_columns")
         keep_all = ruc is not None and facts.constant(ruc.value, targs) is False
@@ -447,13 +511,14 @@ class UnpaddableColumns(Rule):
         name = facts.callee(call).rsplit(".", 1)[-1]
         self.report(
             node.args[0].value if collator is node.func else data,
-            f"`{self.ctx.code(data)}` still holds the text column{'s' if len(kept) > 1 else ''} "
-            f"{', '.join(repr(c) for c in kept)} that its `.map` tokenized (no `remove_columns`), and `{name}` "
-            "tries to pad every column: forming the batch fails with \"ValueError: Unable to create tensor, you "
-            f"should probably activate truncation and/or padding ... Perhaps your features (`{kept[0]}` in this "
-            "case) have excessive nesting\" (or \"too many dimensions 'str'\")",
-            hint=f"drop the raw columns in the `.map`: `remove_columns=[{', '.join(repr(c) for c in kept)}, ...]` (every "
-            "raw column: the raw split's `.column_names`), or `.remove_columns([...])` before batching",
+            f"`{_short(self.ctx.code(data))}` still holds the text column{'s' if len(kept) > 1 else ''} "
+            f"{_names(kept)} its `.map` tokenized, and `{name}` cannot pad strings",
+            hint="the `.map` has no `remove_columns`, and a padding collator tries to make tensors of every column: "
+            "forming the batch fails with \"ValueError: Unable to create tensor, you should probably activate "
+            f"truncation and/or padding ... Perhaps your features (`{kept[0]}` in this case) have excessive "
+            f"nesting\" (or \"too many dimensions 'str'\"); drop the raw columns in the `.map`: "
+            f"`remove_columns=[{', '.join(repr(c) for c in kept)}, ...]` (every raw column: the raw split's "
+            "`.column_names`), or `.remove_columns([...])` before batching",
         )
         return True
 
@@ -493,21 +558,25 @@ class UnpaddableColumns(Rule):
         self.report(
             expr,
             f"`remove_unused_columns=False` keeps the string column{'s' if len(strings) > 1 else ''} "
-            f"{', '.join(repr(c) for c in strings)} of {value.info.display} in `{self.ctx.code(expr)}`, and "
-            f"{collator} tries to pad them: the first batch fails with \"ValueError: Unable to create tensor, you "
-            f"should probably activate truncation and/or padding ... Perhaps your features (`{strings[0]}` in this "
-            "case) have excessive nesting\"",
-            hint=f"drop them when tokenizing: `.map(..., remove_columns={list(strings)!r})` (or keep "
-            "`remove_unused_columns=True`)",
+            f"{_names(strings)} of {value.info.display} in `{_short(self.ctx.code(expr))}`, which {collator} "
+            "cannot pad",
+            hint="the collator hands every column to `tokenizer.pad`: the first batch fails with \"ValueError: "
+            "Unable to create tensor, you should probably activate truncation and/or padding ... Perhaps your "
+            f"features (`{strings[0]}` in this case) have excessive nesting\"; drop them when tokenizing: "
+            f"`.map(..., remove_columns={list(strings)!r})` (or keep `remove_unused_columns=True`)",
         )
 
     def _custom_collator(self, node: cst.Call, targs: cst.Call, collator_expr) -> None:
         facts = self.ctx.facts
         if collator_expr is None:
             return
+        # premise 3: the Trainer keeps only what a known `forward` takes
         model = facts.value_of(argument(node, "model", 0), node)
         if not (isinstance(model, ModelValue) and model.transformers and model.pretrained):
             return
+        remote = keyword(model.call, "trust_remote_code") if model.call is not None else None
+        if remote is not None and facts.constant(remote.value, model.call) is not False:
+            return  # the model's own code: its `forward` is not known
         fn = self._collator_function(collator_expr, node)
         if fn is None:
             return
@@ -535,29 +604,21 @@ class UnpaddableColumns(Rule):
                     made = self._made_columns(node, model)
                 if key not in made:
                     continue
-                what = " that the dataset's `.map` adds"
+                what = " (added by the dataset's `.map`)"
             self.report(
                 sub,
-                f"the data collator reads the column {key!r}{what}, but the Trainer first drops every column that "
-                f"`{owner}.forward` does not take (`remove_unused_columns=True` by default): the first batch "
-                f"fails with \"KeyError: {key!r}\"",
-                hint="pass `TrainingArguments(..., remove_unused_columns=False)` (and drop the columns the model "
-                "does not take inside the collator)",
+                f"the collator reads {key!r}{what}, which the Trainer drops (`{owner}.forward` does not take it): "
+                f"\"KeyError: {key!r}\"",
+                hint="with `remove_unused_columns=True` (the default) the Trainer drops every column the model's "
+                "`forward` does not take before the collator sees the examples; pass `TrainingArguments(..., remove_unused_columns=False)` (and drop the columns the "
+                "model does not take inside the collator)",
             )
             return
 
     def _made_columns(self, trainer: cst.Call, model) -> set[str]:
         """The columns the `.map` functions of the Trainer's datasets write (`out["word_ids"] = ...`) and nothing
-        removes afterwards; empty when the model's `forward` is its own code (`trust_remote_code`), the Trainer is a
-        subclass of the file that changes how columns are removed, or anything may change the columns in place."""
+        removes afterwards; empty when anything may change the columns in place."""
         facts = self.ctx.facts
-        remote = keyword(model.call, "trust_remote_code") if model.call is not None else None
-        if remote is not None and facts.constant(remote.value, model.call) is not False:
-            return set()
-        cls = facts.value_of(trainer.func, trainer) if isinstance(trainer.func, cst.Name) else None
-        if cls is not None and isinstance(cls.node, cst.ClassDef) and any(
-                isinstance(st, cst.FunctionDef) and st.name.value in _COLUMN_REMOVING_HOOKS for st in cls.node.body.body):
-            return set()
         if any(next(facts.method_calls(m), None) is not None for m in _INPLACE_FORMAT):
             return set()
         made: set[str] = set()
@@ -718,6 +779,7 @@ class TrainLoaderNotShuffled(Rule):
     code = "TL203"
     name = "train-loader-not-shuffled"
     severity = Severity.WARNING
+    default = False
     # "train" in the dataset's expression may be in a string (`ds["train"]`): no group for it
     gate = (("DataLoader",), ("torch",))
 
@@ -996,6 +1058,7 @@ class EvalLoaderShuffled(Rule):
     name = "eval-loader-shuffled"
     severity = Severity.WARNING
     default = False
+    measured_from = 4
     # `shuffle` may be positional, but its value is the literal `True` (or a name bound to it)
     gate = (("DataLoader",), ("torch",), ("True",))
 
@@ -1013,10 +1076,10 @@ class EvalLoaderShuffled(Rule):
             return
         self.report(
             sh,
-            f"the evaluation loader over `{shown}` shuffles: predictions come out in a random order, so pairing them "
-            "with the dataset's labels or ids (a submission file, an error analysis) silently mismatches them, and "
-            "results vary between runs",
-            hint="drop `shuffle=True` for evaluation and test loaders",
+            f"the evaluation loader over `{_short(shown)}` shuffles: its predictions come out in a random order",
+            hint="pairing them with the dataset's labels or ids (a submission file, an error analysis) silently "
+            "mismatches them, and per-batch results vary between runs; drop `shuffle=True` for evaluation and "
+            "test loaders",
         )
 
     @staticmethod
@@ -1038,6 +1101,7 @@ class TFDatasetNoAttentionMask(Rule):
     code = "TL205"
     name = "tf-dataset-no-attention-mask"
     severity = Severity.WARNING
+    measured_from = 4
     probe = "Takes one batch from the dataset given to `fit`: padded `input_ids` and no `attention_mask` confirm it."
     # fed to `fit`/`evaluate`/`predict` of a transformers model; padded by a `collate_fn` or by the
     # tokenizing `.map` of a `datasets` dataset
@@ -1049,22 +1113,24 @@ class TFDatasetNoAttentionMask(Rule):
         if not (isinstance(func, cst.Attribute) and func.attr.value == "to_tf_dataset"):
             return
         facts = self.ctx.facts
+        # premise 1: the batches carry `input_ids` and no `attention_mask`
         value = facts.value_of(node)
         if not isinstance(value, TFDatasetValue) or not isinstance(value.columns, list):
             return
         cols = value.columns
         if "input_ids" not in cols or "attention_mask" in cols:
             return
+        # premise 2: the batches are padded; premise 3: a transformers model takes them
         padded = self._padding(node, value)
         if padded is None or not self._fed_to_transformers(node):
             return
         cols_arg = argument(node, "columns", 0)
         self.report(
             cols_arg,
-            f"`columns={cols!r}` leaves out `attention_mask` while the batches are padded ({padded}): the model "
-            "attends to the padding tokens, so its outputs depend on how much padding each batch has — it trains and "
-            "predicts worse, with no error",
-            hint=f"add it: `columns={cols + ['attention_mask']!r}`",
+            f"`columns={cols!r}` leaves out `attention_mask` on padded batches ({padded}): the model attends to "
+            "the padding tokens",
+            hint="nothing fails, but the model's outputs depend on how much padding each batch has: it trains and "
+            f"predicts worse; add the mask: `columns={cols + ['attention_mask']!r}`",
         )
 
     def _padding(self, node: cst.Call, value: TFDatasetValue) -> str | None:
@@ -1110,6 +1176,7 @@ class BatchEncodingToFit(Rule):
     name = "batchencoding-to-fit"
     severity = Severity.ERROR
     fix = Applicability.SAFE
+    measured_from = 4
     # a Keras data method on a Keras model (`keras.`, `tf.keras.`, `tf_keras.` qualified names) or on a
     # transformers TF model (`TF…` classes) of a script pinned to transformers < 4.38
     gate = (_KERAS_DATA_METHODS, ("keras", "tf_keras", "TF*"))
@@ -1118,46 +1185,46 @@ class BatchEncodingToFit(Rule):
         func = node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value in _KERAS_DATA_METHODS):
             return
-        facts = self.ctx.facts
-        model = facts.value_of(func.value, node)
-        if not isinstance(model, ModelValue):
+        model = program(self.ctx.facts).module(func.value, node)
+        if model is None:
             return
-        # transformers TF models convert a BatchEncoding themselves from the release in the version table
+        # premise 2: Keras's own data adapter takes the data (transformers TF models convert a BatchEncoding
+        # themselves from the release in the version table)
         converts = status(versions_of(self.ctx), "transformers.TF*.fit(BatchEncoding)", default=VALID)
-        old_tf_model = model.tf and converts.state == ABSENT
-        if not model.qualname.startswith("keras.") and not old_tf_model:
-            return  # transformers TF models convert a BatchEncoding themselves since transformers 4.38
+        old_tf_model = model.framework == "transformers" and model.name.startswith("TF") and converts.state == ABSENT
+        if model.framework != "keras" and not old_tf_model:
+            return
         candidates = [argument(node, "x", 0)]
         vd = argument(node, "validation_data")
         if isinstance(vd, cst.Tuple) and vd.elements:
             candidates.append(vd.elements[0].value)
         for expr in candidates:
-            if expr is None or not self._is_encoding(expr, node):
+            # premise 1: the value is what a transformers tokenizer's call returned
+            if expr is None or not isinstance(program(self.ctx.facts).of(expr, node), Encoding):
                 continue
             shown = self.ctx.code(expr)
             if old_tf_model:
                 since = version_text(converts.api.introduced or ())
-                symptom = (f"`{model.cls}.{func.attr.value}` converts it to a dict only from transformers {since} "
-                           f"(this script runs with {converts.pin.describe() if converts.pin else ''}): Keras mistakes the mapping for other data "
-                           "and fails in its data adapter (e.g. \"ValueError: too many values to unpack (expected 2)\")")
+                pin = converts.pin.describe() if converts.pin else "an older transformers"
+                message = (f"`{_short(shown)}` is a tokenizer's `BatchEncoding`: `{model.name}.{func.attr.value}` "
+                           f"converts it only from transformers {since} (this script runs {pin})")
+                symptom = ("Keras mistakes the mapping for other data and fails in its data adapter (e.g. "
+                           "\"ValueError: too many values to unpack (expected 2)\")")
             else:
-                symptom = (f"`{func.attr.value}` fails with \"ValueError: Unrecognized data type: x={{'input_ids': ...}} "
-                           "(of type <class 'transformers.tokenization_utils_base.BatchEncoding'>)\" (tf-keras: \"Cannot "
-                           'generate a hashable key for IteratorSpec")')
+                message = (f"`{_short(shown)}` is a tokenizer's `BatchEncoding`, which Keras's `{func.attr.value}` "
+                           "does not accept as input data")
+                symptom = ("Keras 3 fails with \"ValueError: Unrecognized data type: x={'input_ids': ...} (of type "
+                           "<class 'transformers.tokenization_utils_base.BatchEncoding'>)\", tf-keras with "
+                           "\"Cannot generate a hashable key for IteratorSpec\"")
             self.report(
                 expr,
-                f"`{shown}` is the tokenizer's `BatchEncoding`, which Keras does not accept as input data: {symptom}",
-                hint=f"pass a plain dict: `dict({shown})`",
+                message,
+                hint=f"{symptom}; pass a plain dict: `dict({shown})`",
                 fix=self.ctx.fix(Applicability.SAFE, "wrap in `dict(...)`", self.ctx.replace(expr, f"dict({shown})")),
             )
 
-    def _is_encoding(self, expr, at) -> bool:
-        facts = self.ctx.facts
-        if isinstance(expr, cst.Call):
-            return facts.is_tokenizer_call(expr, at)
-        if isinstance(expr, cst.Name):
-            b = facts.lookup(expr.value, at)
-            if b is None or not isinstance(b.value, cst.Call):
-                return False
-            return facts.is_tokenizer_call(b.value, b.value)
-        return False
+
+def _names(columns: list[str], limit: int = 2) -> str:
+    """Column names shown in a message: the first ``limit``, then how many more."""
+    shown = ", ".join(repr(c) for c in columns[:limit])
+    return shown + (f" (+{len(columns) - limit})" if len(columns) > limit else "")

@@ -3,22 +3,22 @@
 - the forward pass on one batch on the CPU (errors mapped: label index out of range → TL106/TL301,
   unexpected keyword → TL207);
 - TL305: every parameter frozen; TL308: trainable parameters with no gradient or a non-finite one;
-- ``--tiny-model``: ``from_pretrained`` builds a small randomly initialised model of the same config.
+- TL305 as a script error: DistributedDataParallel refuses to wrap a model with no trainable parameter.
 """
 
 from __future__ import annotations
 
-import copy
-import functools
 import re
 from typing import Any
 
-from trainlint.probe.checks import probe_check
-from trainlint.probe.torch_util import classes_of, error_text, no_loss_message, unwrap_model
+from trainlint.probe.child.harness import Harness
+from trainlint.probe.child.points import SCRIPT_EXCEPTION, TRAINER_BATCH, Classification, ScriptError, TrainerState
+from trainlint.probe.child.registry import check
+from trainlint.probe.child.torch_util import classes_of, error_text, no_loss_message, unwrap_model
 
 
-@probe_check("TL207", "TL106", "TL301", "TL707", framework="torch", path="trainer", phase="model")
-def check_forward(h: Any, st: Any) -> None:
+@check(TRAINER_BATCH, "TL207", "TL106", "TL301", "TL707")
+def check_forward(h: Harness, st: TrainerState) -> None:
     trainer = st.trainer
     if st.batch is None:
         return
@@ -54,7 +54,7 @@ def label_error(exc: BaseException, labels: Any, model: Any) -> tuple[str, str] 
     return message, evidence
 
 
-def _forward_error(h: Any, st: Any, exc: Exception) -> None:
+def _forward_error(h: Harness, st: TrainerState, exc: Exception) -> None:
     text = error_text(exc)
     model = unwrap_model(st.trainer.model)
     labels = st.inputs.get("labels") if st.inputs else None
@@ -86,8 +86,8 @@ def _forward_error(h: Any, st: Any, exc: Exception) -> None:
     )
 
 
-@probe_check("TL305", "TL308", "TL707", framework="torch", path="trainer", order=450, phase="gradients")
-def check_gradients(h: Any, st: Any) -> None:
+@check(TRAINER_BATCH, "TL305", "TL308", "TL707", order=450, phase="gradients")
+def check_gradients(h: Harness, st: TrainerState) -> None:
     import torch
 
     if st.loss is None:
@@ -147,82 +147,15 @@ def check_gradients(h: Any, st: Any) -> None:
     h.detail(f"gradients: {len(trainable)} trainable parameters, global grad norm {float(norm):.4g}")
 
 
-# ---------------------------------------------------------------- --tiny-model
-
-_LAYER_ATTRS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers", "encoder_layers", "decoder_layers")
-
-
-def _shrink(config: Any, width: bool) -> Any:
-    config = copy.deepcopy(config)
-    for name in _LAYER_ATTRS:
-        value = getattr(config, name, None)
-        if isinstance(value, int) and value > 2:
-            setattr(config, name, 2)
-    if width:
-        if isinstance(getattr(config, "hidden_size", None), int) and getattr(config, "hidden_size") > 64:
-            config.hidden_size = 64
-            if isinstance(getattr(config, "num_attention_heads", None), int):
-                config.num_attention_heads = 2
-            if isinstance(getattr(config, "num_key_value_heads", None), int):
-                config.num_key_value_heads = 1
-            if isinstance(getattr(config, "head_dim", None), int):
-                config.head_dim = 32
-            if isinstance(getattr(config, "intermediate_size", None), int):
-                config.intermediate_size = 128
-        for name, small in (("n_embd", 64), ("d_model", 64), ("dim", 64)):
-            if isinstance(getattr(config, name, None), int) and getattr(config, name) > small:
-                setattr(config, name, small)
-        for name in ("n_head", "encoder_attention_heads", "decoder_attention_heads", "n_heads"):
-            if isinstance(getattr(config, name, None), int):
-                setattr(config, name, 2)
-        for name in ("n_inner", "hidden_dim", "encoder_ffn_dim", "decoder_ffn_dim", "d_ff"):
-            if isinstance(getattr(config, name, None), int):
-                setattr(config, name, 128)
-    return config
-
-
-def install_tiny_model(h: Any, modeling_utils: Any) -> None:
-    PreTrainedModel = modeling_utils.PreTrainedModel
-    original = PreTrainedModel.from_pretrained.__func__
-    config_keys = {"config", "num_labels", "id2label", "label2id", "problem_type", "pad_token_id", "output_attentions"}
-
-    @functools.wraps(original)
-    def from_pretrained(cls: Any, pretrained_model_name_or_path: Any, *args: Any, **kwargs: Any) -> Any:
-        if h.is_busy():
-            return original(cls, pretrained_model_name_or_path, *args, **kwargs)
-        from transformers import AutoConfig
-
-        config = kwargs.get("config")
-        try:
-            if config is None or isinstance(config, str):
-                extra = {k: v for k, v in kwargs.items() if k in config_keys and k != "config"}
-                config = AutoConfig.from_pretrained(config or pretrained_model_name_or_path, **extra)
-            else:
-                for k, v in kwargs.items():
-                    if k in config_keys and k != "config":
-                        setattr(config, k, v)
-        except Exception:  # noqa: BLE001  # no config available: let the real loader explain
-            return original(cls, pretrained_model_name_or_path, *args, **kwargs)
-        model = None
-        for width in (True, False):
-            try:
-                small = _shrink(config, width)
-                with h.busy():
-                    model = cls._from_config(small)
-                break
-            except Exception:  # noqa: BLE001
-                continue
-        if model is None:
-            return original(cls, pretrained_model_name_or_path, *args, **kwargs)
-        model = model.float()
-        n = sum(p.numel() for p in model.parameters())
-        h.note(
-            f"--tiny-model: {cls.__name__}.from_pretrained({pretrained_model_name_or_path!r}) replaced by a random "
-            f"{n / 1e6:.2f}M-parameter model of the same config (num_labels={getattr(small, 'num_labels', '?')})"
+@check(SCRIPT_EXCEPTION, "TL305")
+def classify_frozen_ddp(h: Harness, err: ScriptError) -> Classification | None:
+    """DistributedDataParallel refuses to wrap a model with no trainable parameter (a script error)."""
+    exc, text = err.exc, f"{type(err.exc).__name__}: {err.exc}"
+    if isinstance(exc, RuntimeError) and "doesn't have any parameter that requires a gradient" in str(exc):
+        return Classification(
+            "TL305",
+            "the model has no trainable parameter: DistributedDataParallel refuses to wrap it (every "
+            "parameter has requires_grad=False)",
+            f"{text.splitlines()[0][:240]} at {h.where(err.line)}",
         )
-        return model
-
-    PreTrainedModel.from_pretrained = classmethod(from_pretrained)
-
-
-__all__ = ["check_forward", "check_gradients", "install_tiny_model"]
+    return None

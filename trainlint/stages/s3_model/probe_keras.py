@@ -8,15 +8,15 @@ of classes the head predicts (``config.num_labels`` for transformers models, els
 from __future__ import annotations
 
 import inspect
-import types
-from typing import Any
 
-from trainlint.probe import keras_util as ku
-from trainlint.probe.checks import incomplete, probe_check
+from trainlint.probe.child import keras_util as ku
+from trainlint.probe.child.harness import Harness
+from trainlint.probe.child.points import FIT_BATCH, KerasState
+from trainlint.probe.child.registry import check
 
 
-@probe_check("TL207", "TL305", "TL106", "TL301", "TL707", framework="keras", path="fit", phase="model")
-def check_forward(h: types.ModuleType, st: Any) -> None:
+@check(FIT_BATCH, "TL207", "TL305", "TL106", "TL301", "TL707", cannot_confirm=("TL402",))
+def check_forward(h: Harness, st: KerasState) -> None:
     model = st.model
     feats = ku.features_without_labels(st)
     if st.transformers and hasattr(feats, "keys"):
@@ -68,7 +68,7 @@ def check_forward(h: types.ModuleType, st: Any) -> None:
         h.checked("TL305")
     logits = ku.logits_of(out)
     if logits is None or not ku.is_tensorlike(logits):
-        incomplete(h, "model outputs", f"the model has several outputs ({type(out).__name__}): the label range "
+        h.incomplete("model outputs", f"the model has several outputs ({type(out).__name__}): the label range "
                    "and loss checks on its output were skipped", codes=("TL106", "TL402"))
         return
     st.outputs = ku.np_of(logits)

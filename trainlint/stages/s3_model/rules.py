@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import weakref
 from typing import cast
 
 import libcst as cst
@@ -16,6 +17,7 @@ from trainlint.facts import (
     DatasetValue,
     ModelValue,
     TFDatasetValue,
+    TokenizerValue,
     argument,
     dotted,
     given,
@@ -25,7 +27,12 @@ from trainlint.facts import (
     literal,
     self_item,
 )
+from trainlint.facts.constants import string_of
+from trainlint.facts.models import model_of
+from trainlint.facts.objects import WIDTH_KEEPING, Output, Tensor
+from trainlint.facts.program import program
 from trainlint.findings import Applicability, Severity
+from trainlint.pins import PROJECT, versions_of
 from trainlint.rule import Rule, register
 
 #: checkpoints that most likely already carry a fine-tuned classification head of their own
@@ -62,6 +69,7 @@ class MissingNumLabels(Rule):
     code = "TL301"
     name = "missing-num-labels"
     severity = Severity.ERROR
+    measured_from = 4
     probe = "Reads the whole label column and compares its values with `model.config.num_labels`."
     #: `X.from_pretrained` on a class (or a subclass of one) named `*ForSequenceClassification` /
     #: `*ForTokenClassification`. A finding also needs a known dataset (`load_dataset`) or a training
@@ -106,9 +114,9 @@ class MissingNumLabels(Rule):
                 self.report(
                     func,
                     f"`{cls}.from_pretrained` without `num_labels`: the new head has 2 outputs, but the labels this "
-                    f"file builds go up to {count - 1}: training fails with "
-                    f'"IndexError: Target {count - 1} is out of bounds" (a device-side assert on GPU, a NaN loss in Keras)',
-                    hint=f"pass `num_labels={count}`",
+                    f"file builds go up to {count - 1}",
+                    hint=f'pass `num_labels={count}`: with 2 outputs training fails with "IndexError: Target {count - 1} '
+                    'is out of bounds" (a device-side assert on GPU, a NaN loss in Keras)',
                     severity=Severity.WARNING,
                 )
                 return
@@ -119,9 +127,8 @@ class MissingNumLabels(Rule):
                        else f'"IndexError: Target {expected - 1} is out of bounds" (a device-side assert on GPU, a NaN loss in Keras)')
             self.report(
                 func,
-                f"`{cls}.from_pretrained` without `num_labels`: the head gets 2 outputs but {info.display} {what}: "
-                f"training fails with {symptom}",
-                hint=f"pass `num_labels={expected}`",
+                f"`{cls}.from_pretrained` without `num_labels`: the head gets 2 outputs but {info.display} {what}",
+                hint=f"pass `num_labels={expected}`: with 2 outputs training fails with {symptom}",
                 severity=Severity.INFO if finetuned else Severity.ERROR,
                 # a checkpoint with a fine-tuned head of its own would need `ignore_mismatched_sizes=True` too
                 fix=None if finetuned else self.ctx.fix(
@@ -139,15 +146,16 @@ class MissingNumLabels(Rule):
                 given_arg,
                 f"`num_labels={given}` but {info.display} has {expected} classes: training fails with "
                 f'"IndexError: Target {expected - 1} is out of bounds"',
-                hint=f"pass `num_labels={expected}`",
+                hint=f"the head must have one output per class: pass `num_labels={expected}`",
                 fix=self._set_fix(given_arg, expected),
             )
         else:
             self.report(
                 given_arg,
                 f"`num_labels={given}` but {info.display} has {expected} classes: the extra outputs are never "
-                "a target and distort the loss and the metrics",
-                hint=f"pass `num_labels={expected}`",
+                "a target",
+                hint=f"the extra outputs take probability mass in the softmax and distort the loss and the metrics; "
+                f"pass `num_labels={expected}`",
                 severity=Severity.WARNING,
                 fix=self._set_fix(given_arg, expected),
             )
@@ -193,12 +201,11 @@ class MissingNumLabels(Rule):
             how = "`state_dict=`" if isinstance(weights, cst.Arg) else "`load_state_dict`"
             self.report(
                 node.func,
-                f"`{value.cls}.from_pretrained` without `num_labels` builds a head with the default 2 outputs, but the "
-                f"`{value.cls}` this file trains has `num_labels={code}`: "
-                + ("" if known else f"unless `{code}` is 2, ")
-                + f"its trained weights loaded here ({how}) do not fit the head (a size-mismatch error, or a head "
-                "left untrained and \"IndexError: Target 2 is out of bounds\" on the labels)",
-                hint=f"pass the same `num_labels={code}` when loading the trained weights",
+                f"`{value.cls}.from_pretrained` without `num_labels` has a head of 2 outputs, but the weights loaded "
+                f"here ({how}) come from one with `num_labels={_short(code)}`",
+                hint=("" if known else f"unless `{code}` is 2, ") + "the trained weights do not fit the head (a "
+                "size-mismatch error, or a head left untrained and \"IndexError: Target 2 is out of bounds\" on the "
+                f"labels); pass the same `num_labels={code}` when loading the trained weights",
                 severity=Severity.ERROR if known else Severity.WARNING,
                 fix=fix,
             )
@@ -211,10 +218,13 @@ class MissingNumLabels(Rule):
 
 
 def _resolves_to(ctx, expr, at, model_call: cst.Call) -> bool | None:
-    """Whether ``expr`` holds the model ``model_call`` made (None: trainlint cannot tell what it holds)."""
+    """Whether ``expr`` holds the model ``model_call`` made, also through `model.to(device)`-style calls (None:
+    trainlint cannot tell what it holds)."""
     if expr is None:
         return None
-    v = ctx.facts.value_of(expr, at)
+    v = model_of(ctx.facts, expr, at)
+    if v is None:
+        v = ctx.facts.value_of(expr, at)
     if v is None:
         return None
     return isinstance(v, ModelValue) and v.call is model_call  # another value: a scikit-learn estimator, ...
@@ -223,8 +233,8 @@ def _resolves_to(ctx, expr, at, model_call: cst.Call) -> bool | None:
 def _model_trained(ctx, model_call: cst.Call) -> bool:
     """The model ``model_call`` loads is trained (or evaluated with labels) in this file: given to a
     `Trainer` (or built by its `model_init`), fitted with Keras, or its parameters handed to an optimizer /
-    put in train mode in a file that calls `backward()`. Anything trainlint cannot follow counts as
-    trained (the old, file-level answer)."""
+    put in train mode in a file that calls `backward()`. Established only: a model trainlint cannot follow to
+    one of these does not count."""
     facts = ctx.facts
     for call in facts.trainer_calls():
         if argument(call, "train_dataset", 3) is None and not has_star_kwargs(call) and argument(call, "model_init") is None:
@@ -232,23 +242,20 @@ def _model_trained(ctx, model_call: cst.Call) -> bool:
         m = argument(call, "model", 0)
         if m is None:
             init = facts.function_def(argument(call, "model_init"), call)
-            if init is None or any(c is model_call for c in iter_nodes(init, (cst.Call,))):
+            if init is not None and any(c is model_call for c in iter_nodes(init, (cst.Call,))):
                 return True
             continue
-        if _resolves_to(ctx, m, call, model_call) is not False:
+        if _resolves_to(ctx, m, call, model_call):
             return True
     for call in facts.method_calls("fit"):
-        if _resolves_to(ctx, call.func.value, call, model_call) is not False:
+        if _resolves_to(ctx, call.func.value, call, model_call):
             return True
     if next(facts.method_calls("backward"), None) is not None:
-        uses = [c for name in ("parameters", "named_parameters", "train") for c in facts.method_calls(name)]
-        if not uses:
-            return True
-        for c in uses:
+        for c in (c for name in ("parameters", "named_parameters", "train") for c in facts.method_calls(name)):
             recv = c.func.value
             while isinstance(recv, cst.Attribute) and recv.attr.value in ("module", "base_model", "model"):
                 recv = recv.value  # `model.module.parameters()`
-            if _resolves_to(ctx, recv, c, model_call) is not False:
+            if _resolves_to(ctx, recv, c, model_call):
                 return True
     return False
 
@@ -339,10 +346,15 @@ def _label_count_evidence(ctx) -> int | None:
     `average="binary"` or labels built as all-zero / 0-1 tensors (`labels=torch.zeros(...)`,
     `np.random.randint(0, 2, n)`), N for `randint(0, N, ...)` or `i % N` labels; None when nothing says.
     Once per file (every `from_pretrained` of a classifier asks)."""
-    memo = ctx.facts.__dict__
-    if "_label_count_evidence" not in memo:
-        memo["_label_count_evidence"] = _label_count_in_file(ctx)
-    return memo["_label_count_evidence"]
+    if ctx.facts not in _LABEL_COUNTS:
+        _LABEL_COUNTS[ctx.facts] = _label_count_in_file(ctx)
+    return _LABEL_COUNTS[ctx.facts]
+
+
+#: per file's facts (not stored on them): the label count of :func:`_label_count_evidence`, the dotted uses of
+#: :func:`_dotted_uses`
+_LABEL_COUNTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_DOTTED_USES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _label_count_in_file(ctx) -> int | None:
@@ -435,6 +447,7 @@ class HeadTaskMismatch(Rule):
     code = "TL302"
     name = "head-task-mismatch"
     severity = Severity.ERROR
+    measured_from = 4
     #: the model goes to a Trainer (or a subclass) or a Keras `fit` with a known hub dataset (`datasets` or
     #: TensorFlow Datasets); or a language-modelling head goes to a Trainer with a `Dataset` class of the file
     gate = (("from_pretrained", "from_config"),
@@ -463,25 +476,26 @@ class HeadTaskMismatch(Rule):
         info = _trained_dataset(self.ctx, node)
         if info is None:
             return
-        symptom = None
+        found = None
         if value.head == "token-classification" and info.task in ("sequence-classification", "regression", "multi-label"):
             failure = ("an assertion on the shapes in SparseSoftmaxCrossEntropyWithLogits (\"logits and labels "
                        "must have the same first dimension\")" if value.tf else
                        "\"ValueError: Expected input batch_size (4096) to match target batch_size (32)\"")
-            symptom = (f"{info.display} has one label per example, but `{value.cls}` predicts one label per "
-                       f"token: the loss fails with {failure}")
+            found = (f"`{value.cls}` predicts one label per token, but {info.display} has one label per example",
+                     f"the loss fails with {failure}")
         elif value.head == "sequence-classification" and info.task == "token-classification":
-            symptom = (f"{info.display} has one label per token (`{info.label_column}`), but `{value.cls}` predicts "
-                       "one label per sequence: the loss fails on the label shape (\"Expected input batch_size (32) "
-                       "to match target batch_size (4096)\", or a collation error on the label lists)")
+            found = (f"`{value.cls}` predicts one label per sequence, but {info.display} has one label per token",
+                     "the loss fails on the label shape (\"Expected input batch_size (32) to match target batch_size "
+                     "(4096)\", or a collation error on the label lists)")
         elif value.head == "sequence-classification" and info.task == "language-modeling":
-            symptom = (f"{info.display} is unlabelled text for language modelling, but `{value.cls}` needs a class "
-                       "label per example: without one the Trainer fails with \"The model did not return a loss from "
-                       "the inputs\", and token-id labels (from `group_texts`) do not fit a per-sequence head")
-        if symptom is None:
+            found = (f"`{value.cls}` needs a class label per example, but {info.display} is unlabelled text",
+                     "without labels the Trainer fails with \"The model did not return a loss from the inputs\", and "
+                     "token-id labels (from `group_texts`) do not fit a per-sequence head")
+        if found is None:
             return
-        self.report(func, f"head-task mismatch: {symptom}",
-                    hint=f"use the head of the task: `{self._HEADS_FOR_TASK.get(info.task, 'the matching head')}`")
+        self.report(func, f"head-task mismatch: {found[0]}",
+                    hint=f"{found[1]}; use the head of the task: "
+                    f"`{self._HEADS_FOR_TASK.get(info.task, 'the matching head')}`")
 
     def _lm_head_on_class_ids(self, node: cst.Call, value: ModelValue) -> None:
         """A language-modelling head (one prediction per token) given to a `Trainer` whose training examples
@@ -502,11 +516,11 @@ class HeadTaskMismatch(Rule):
                 continue
             self.report(
                 node.func,
-                f"head-task mismatch: `{value.cls}` is a language-modelling head (it predicts a token at every "
-                f"position, and its loss wants token ids as labels), but each example of `{self.ctx.code(data)}` has "
-                f"one class id as its `{found}`: the loss fails with \"ValueError: Expected input batch_size "
-                "(4096) to match target batch_size (32)\"",
-                hint="use the head of the task: `AutoModelForSequenceClassification` (with `num_labels`)",
+                f"head-task mismatch: `{value.cls}` predicts a token at every position, but each example of "
+                f"`{_short(self.ctx.code(data))}` has one class id as its `{found}`",
+                hint="a language-modelling head's loss wants token ids as labels: it fails with \"ValueError: Expected "
+                "input batch_size (4096) to match target batch_size (32)\"; use the head of the task: "
+                "`AutoModelForSequenceClassification` (with `num_labels`)",
             )
             return
 
@@ -674,58 +688,149 @@ def _class_id_list(facts, expr, at, depth: int) -> bool:
     return False
 
 
-def _mentions_pad_token_id(ctx) -> bool:
-    return "pad_token_id" in ctx.source
+def _short(code: str) -> str:
+    return code if len(code) <= 40 else code[:37] + "..."
 
 
 #: decoder-only families whose released configs define no `pad_token_id`
 _NO_PAD_CERTAIN = ("gpt2", "gpt-2", "distilgpt2", "gpt-neo", "gpt-j", "gptj", "mistral", "mixtral")
 #: decoder-only families whose configs define a `pad_token_id` (OPT, BLOOM, Gemma)
 _HAS_PAD = ("opt-", "bloom", "gemma")
+#: the released checkpoints whose tokenizers have no pad token (GPT-2's byte-level BPE, GPT-Neo and GPT-J, the
+#: Llama 2 / Code Llama and Mistral sentencepiece tokenizers): their own hub names, not derivatives (a fine-tuned
+#: or multimodal checkpoint built on them may add one)
+_TOKENIZER_WITHOUT_PAD = re.compile(
+    r"^(?:openai-community/)?(?:distil)?gpt2(?:-(?:medium|large|xl))?$|^EleutherAI/gpt-(?:neo|j)-|^codellama/CodeLlama-"
+    r"|^meta-llama/Llama-2-|^mistralai/(?:Mistral|Mixtral)-", re.I)
+_GPT2_TOKENIZER = re.compile(r"^(?:openai-community/)?(?:distil)?gpt2(?:-(?:medium|large|xl))?$", re.I)
+#: collators that always pad with the tokenizer they are given (`tokenizer.pad(..., padding=True)`)
+_PADDING_COLLATORS = frozenset({"DataCollatorWithPadding", "DataCollatorForSeq2Seq", "DataCollatorForTokenClassification"})
+_ASKS_TO_PAD = (True, "max_length", "longest")
+_PAD_ERROR = '"ValueError: Asking to pad but the tokenizer does not have a padding token"'
 
 
 @register
 class DecoderWithoutPadToken(Rule):
-    """A decoder-only checkpoint (GPT-2, Llama, Mistral, …) loaded as a sequence classifier without
-    a pad token in its config: every batch of more than one example fails."""
+    """A decoder-only checkpoint without a pad token where one is needed: a trained classifier, a padding tokenizer.
+
+    GPT-2, Llama, Mistral, …: a sequence classifier trained on batches, or the checkpoint's tokenizer asked to pad."""
 
     code = "TL303"
     name = "decoder-without-pad-token"
     severity = Severity.ERROR
-    #: the checkpoint is a string: only the class and the call can be seen in the code's words
-    gate = (("from_pretrained",), ("*ForSequenceClassification",))
+    measured_from = 4
+    #: the checkpoint is a string: only the loading call and what pads can be seen in the code's words
+    gate = (("from_pretrained",), ("*ForSequenceClassification", "padding", *sorted(_PADDING_COLLATORS),
+                                   "PPOTrainer"))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained"):
+        if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
+            self._classifier(node)
             return
-        value = self.ctx.facts.value_of(node)
+        facts = self.ctx.facts
+        qn = facts.callee(node) or ""
+        short = qn.rsplit(".", 1)[-1]
+        if qn.startswith("transformers.") and short in _PADDING_COLLATORS:
+            self._asked_to_pad(node, argument(node, "tokenizer", 0), f", and `{short}` pads every batch with it")
+        elif qn.startswith("trl.") and short == "PPOTrainer" and self._old_ppo_stepped(node):
+            self._asked_to_pad(node, argument(node, "tokenizer", 3), ", and `PPOTrainer.step()` pads the batch with it")
+        else:
+            padding = argument(node, "padding")
+            if padding is not None and literal(padding) in _ASKS_TO_PAD:
+                called = func.value if isinstance(func, cst.Attribute) and func.attr.value in (
+                    "encode", "encode_plus", "batch_encode_plus", "__call__") else func
+                # `padding="max_length"` without `max_length` pads only where the tokenizer has a finite
+                # `model_max_length` (GPT-2's 1024; Llama's tokenizers have none, and then nothing pads)
+                unbounded = literal(padding) == "max_length" and argument(node, "max_length") is None
+                self._asked_to_pad(node, called, f" and is asked to pad (`padding={self.ctx.code(padding)}`)", gpt2_only=unbounded)
+
+    # -- the model: `...ForSequenceClassification` ------------------------------------------------
+    def _classifier(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        value = facts.value_of(node)
         if not isinstance(value, ModelValue) or value.head != "sequence-classification" or has_star_kwargs(node):
             return
-        ckpt = value.checkpoint
-        if not isinstance(ckpt, str):
+        ckpt = self._checkpoint(node, value.checkpoint)
+        if ckpt is None:
             return
-        low = ckpt.lower()
+        low = ckpt[0].lower()
         if not any(f in low for f in knowledge.DECODER_ONLY) or any(f in low for f in _HAS_PAD):
-            return
-        if keyword(node, "config") is not None or _mentions_pad_token_id(self.ctx):
-            return
-        if not _model_trained(self.ctx, node) and any(
-                _resolves_to(self.ctx, c.func.value, c, node) for c in self.ctx.facts.method_calls("eval")):
-            return  # inference (`model.eval()`, never trained): one example per call works
+            return  # premise 1: a decoder-only family without a pad token in its config
+        if keyword(node, "config") is not None or "pad_token_id" in self.ctx.source:
+            return  # premise 3: the file sets one (anywhere: silence beats a guess)
+        if not _model_trained(self.ctx, node):
+            return  # premise 2: trained in the file (on batches; only run for inference, one example per call works)
         certain = any(f in low for f in _NO_PAD_CERTAIN)
-        tok_note = (" (setting `tokenizer.pad_token` alone does not change `model.config.pad_token_id`)"
-                    if "pad_token" in self.ctx.source else "")
         self.report(
-            func,
-            f"`{value.cls}.from_pretrained({ckpt!r})` is a decoder-only model with no pad token in its config"
-            f"{tok_note}: the first batch of more than one example fails with "
-            '"ValueError: Cannot handle batch sizes > 1 if no padding token is defined."'
-            + ("" if certain else " (if this checkpoint's config defines `pad_token_id`, it is fine)"),
-            hint="set one: `tokenizer.pad_token = tokenizer.eos_token` and "
-            "`model.config.pad_token_id = tokenizer.pad_token_id`",
-            severity=Severity.ERROR if certain else Severity.WARNING,
+            node.func,
+            f"`{value.cls}.from_pretrained({ckpt[0]!r})`{_default(ckpt)} has no pad token in its config: every batch "
+            "of more than one example fails",
+            hint='"ValueError: Cannot handle batch sizes > 1 if no padding token is defined." A decoder-only classifier '
+            "finds the last token through `config.pad_token_id`; setting `tokenizer.pad_token` alone does not change "
+            "it. Set both: `tokenizer.pad_token = tokenizer.eos_token` and `model.config.pad_token_id = "
+            "tokenizer.pad_token_id`" + ("" if certain else " (if this checkpoint's config defines `pad_token_id`, "
+                                          "it is fine)"),
+            severity=Severity.ERROR if certain and ckpt[1] is None else Severity.WARNING,
         )
+
+    def _checkpoint(self, call: cst.Call, known) -> tuple[str, str | None] | None:
+        if isinstance(known, str):
+            return known, None
+        return string_of(self.ctx.facts, argument(call, "pretrained_model_name_or_path", 0), call)
+
+    # -- the tokenizer: asked to pad --------------------------------------------------------------
+    def _asked_to_pad(self, node: cst.Call, tokenizer, how: str, gpt2_only: bool = False) -> None:
+        """Premise 1: ``tokenizer`` is loaded from a checkpoint whose tokenizer has no pad token; premise 2: it is
+        asked to pad here; premise 3: nothing in the file gives it one."""
+        facts = self.ctx.facts
+        if tokenizer is None or _gives_a_pad_token(facts):
+            return
+        at = node if node in facts.where else None
+        loaded = facts.value_of(tokenizer, at)
+        if not isinstance(loaded, TokenizerValue) or not isinstance(loaded.node, cst.Call):
+            return
+        load = loaded.node
+        if not (isinstance(load.func, cst.Attribute) and load.func.attr.value == "from_pretrained"
+                and "Tokenizer" in (facts.qualname(load.func.value) or "")):
+            return  # a tokenizer class (a processor may hold another tokenizer)
+        ckpt = string_of(facts, argument(load, "pretrained_model_name_or_path", 0), load)
+        if ckpt is None or not (_GPT2_TOKENIZER if gpt2_only else _TOKENIZER_WITHOUT_PAD).search(ckpt[0]):
+            return
+        message = f"the `{ckpt[0]}` tokenizer{_default(ckpt)} has no pad token{how}"
+        self.report(
+            node,
+            f"{message}: {_PAD_ERROR}" if len(message) + len(_PAD_ERROR) <= 158 else message,
+            hint=f"{_PAD_ERROR}: give it one after loading it, `tokenizer.pad_token = tokenizer.eos_token` (or "
+            "`tokenizer.add_special_tokens({'pad_token': '[PAD]'})` and resize the model's embeddings)",
+            severity=Severity.ERROR if ckpt[1] is None else Severity.WARNING,
+        )
+
+    def _old_ppo_stepped(self, call: cst.Call) -> bool:
+        """trl's first `PPOTrainer(config, model, ref_model, tokenizer, ...)` (before 0.12, whose `step()` pads
+        the queries and responses with a language-modelling collator), stepped in the file."""
+        if versions_of(self.ctx).at_least("trl", (0, 12), down_to=PROJECT):
+            return False
+        facts = self.ctx.facts
+        names = {t.target.value for h in facts.holders(call) if isinstance(h, cst.Assign) for t in h.targets
+                 if isinstance(t.target, cst.Name)}
+        return any(dotted(c.func.value) in names for c in facts.method_calls("step"))
+
+
+def _default(ckpt: tuple[str, str | None]) -> str:
+    return f" (the `{ckpt[1]}` default)" if ckpt[1] else ""
+
+
+def _gives_a_pad_token(facts) -> bool:
+    """The file sets a pad token somewhere: `x.pad_token = ...`, `x.pad_token_id = ...`, `add_special_tokens`,
+    `from_pretrained(..., pad_token=...)`."""
+    for a in facts.index.get("Assign", ()):
+        if any(isinstance(t.target, cst.Attribute) and t.target.attr.value in ("pad_token", "pad_token_id")
+               for t in a.targets):
+            return True
+    if next(facts.method_calls("add_special_tokens"), None) is not None:
+        return True
+    return any(keyword(c, "pad_token") is not None for c in facts.method_calls("from_pretrained"))
 
 
 @register
@@ -735,6 +840,7 @@ class RegressionHeadOnClasses(Rule):
     code = "TL304"
     name = "regression-head-on-classes"
     severity = Severity.ERROR
+    measured_from = 4
     probe = "Integer class labels reaching a `num_labels=1` model are reported as TL405, which confirms this finding."
     #: `num_labels=1` as a keyword of the call itself; the classes come from a known hub dataset
     gate = (("from_pretrained", "from_config"), ("num_labels",), ("*ForSequenceClassification",), ("load_dataset",))
@@ -753,18 +859,21 @@ class RegressionHeadOnClasses(Rule):
         if not isinstance(value, ModelValue) or value.head != "sequence-classification":
             return
         if "problem_type" in self.ctx.source:
-            return
+            return  # premise 1: one output, and no `problem_type` set anywhere (silence beats a guess)
+        if not _model_trained(self.ctx, node):
+            return  # premise 2: trained in the file
         info = _trained_dataset(self.ctx, node)
         if info is None and not _OTHER_DATA.search(self.ctx.source):
             info = facts.known_dataset()  # the file's only dataset, and no data of its own
         if info is None or info.task != "sequence-classification" or not info.num_labels or info.num_labels < 2:
-            return
+            return  # premise 3: the data are integer class ids of at least two classes
         self.report(
             arg,
-            f"`num_labels=1` but {info.display} has {info.num_labels} integer classes: with one output the model "
-            "sets `problem_type=\"regression\"` and trains with a mean-squared-error loss on the class ids — no "
-            "error, but it learns a regressor and accuracy stays near chance",
-            hint=f"pass `num_labels={info.num_labels}` (a binary task uses 2 outputs and cross-entropy)",
+            f"`num_labels=1` but {info.display} has {info.num_labels} integer classes: the model trains as a "
+            "regressor (mean-squared error on the class ids)",
+            hint="with one output transformers sets `problem_type=\"regression\"` and uses MSELoss on the class ids: "
+            "no error, but the model learns a regressor and accuracy stays near chance; "
+            f"pass `num_labels={info.num_labels}` (a binary task uses 2 outputs and cross-entropy)",
         )
 
 
@@ -783,6 +892,7 @@ class FrozenModel(Rule):
     code = "TL305"
     name = "frozen-model"
     severity = Severity.ERROR
+    measured_from = 4
     probe = "Counts the parameters with `requires_grad=True` of the model the script trains (none confirms it)."
     fix = Applicability.UNSAFE
     #: four ways to a finding: a misspelt attribute (alone); `requires_grad = False` /
@@ -801,12 +911,14 @@ class FrozenModel(Rule):
             if not isinstance(target, cst.Attribute):
                 continue
             attr = target.attr.value
-            if attr in _TYPO_ATTRS and isinstance(literal(node.value), bool):
+            if attr in _TYPO_ATTRS and isinstance(literal(node.value), bool) and _holds_parameters(
+                    self.ctx.facts, target.value, node):
                 self.report(
                     target.attr,
-                    f"`.{attr}` is not a tensor attribute: this sets a new Python attribute and the parameter's "
-                    "`requires_grad` is unchanged, so nothing is frozen",
-                    hint="spell it `requires_grad`",
+                    f"`.{attr}` is not a tensor attribute: this sets a new Python attribute, `requires_grad` is "
+                    "unchanged and nothing is frozen",
+                    hint="spell it `requires_grad` (the misspelt attribute freezes nothing: the layers meant to be "
+                    "frozen keep training)",
                     fix=self.ctx.fix(Applicability.UNSAFE, "rename to `requires_grad`",
                                      self.ctx.replace(target.attr, "requires_grad")),
                 )
@@ -849,11 +961,11 @@ class FrozenModel(Rule):
                                self.ctx.replace(assign, f"{code}.requires_grad_(False)"))
         self.report(
             target.attr,
-            f"`{code}` is a module ({why}), and `requires_grad` is an attribute of tensors: setting it on the module "
-            "only adds a Python attribute — its parameters keep `requires_grad=True`, still receive gradients, and "
-            "an optimizer over them still updates them: nothing is frozen",
-            hint=f"freeze its parameters: `{code}.requires_grad_(False)` (or `for p in {code}.parameters(): "
-            "p.requires_grad = False`)",
+            f"`{_short(code)}` is a module ({why}): `requires_grad` set on it is a plain attribute: nothing is "
+            "frozen",
+            hint="`requires_grad` is an attribute of tensors: its parameters keep `requires_grad=True`, still receive "
+            f"gradients, and an optimizer over them still updates them. Freeze them: `{code}.requires_grad_(False)` "
+            f"(or `for p in {code}.parameters(): p.requires_grad = False`)",
             fix=fix,
         )
         return True
@@ -881,7 +993,7 @@ class FrozenModel(Rule):
         var = _loop_param_name(loop.target, it.func.attr.value)
         if var != target.value.value:
             return
-        both = " (both branches of the `if` in the loop set `requires_grad = False`)" if _conditional(w, loop) else ""
+        both = " (by both branches of the `if`)" if _conditional(w, loop) else ""
         self._check_frozen(cast(str, dotted(it.func.value)), loop, target, both)  # not None: checked above
 
     def _check_frozen(self, model_name: str, at: cst.CSTNode, report_node: cst.CSTNode, how: str = "") -> None:
@@ -899,11 +1011,11 @@ class FrozenModel(Rule):
             return
         self.report(
             report_node,
-            f"every parameter of `{model_name}` is frozen{how} before it is trained ({trained}): no weight can change — "
-            '`loss.backward()` fails with "RuntimeError: element 0 of tensors does not require grad and does not '
-            'have a grad_fn"',
-            hint=f"freeze only the body (e.g. `for p in {model_name}.base_model.parameters(): ...`) and keep the head "
-            "trainable, or drop the freezing loop",
+            f"every parameter of `{_short(model_name)}` is frozen{how} before it is trained ({_short(trained)}): "
+            "no weight can change",
+            hint='`loss.backward()` fails with "RuntimeError: element 0 of tensors does not require grad and does not '
+            f'have a grad_fn". Freeze only the body (e.g. `for p in {model_name}.base_model.parameters(): ...`) and '
+            "keep the head trainable, or drop the freezing loop",
         )
 
     def _trained_after(self, model_name: str, at: cst.CSTNode) -> str | None:
@@ -962,8 +1074,9 @@ class FrozenModel(Rule):
         self.report(
             assign,
             f"`{name.value}.trainable = False` freezes the whole model, which is then compiled and trained with "
-            "`fit`: there are no trainable weights, the loss never moves",
-            hint=f"freeze only the body (e.g. `{name.value}.layers[0].trainable = False`) or remove this line",
+            "`fit`: no weight can change",
+            hint="there are no trainable weights, the loss never moves; freeze only the body (e.g. "
+            f"`{name.value}.layers[0].trainable = False`) or remove this line",
         )
 
 
@@ -975,6 +1088,28 @@ _SUBMODULE_ITERATORS = {"children": False, "modules": False, "named_children": T
 #: torch.nn classes that are tensors (or hold tensors), not modules
 _TENSOR_CLASSES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "ParameterList",
                              "ParameterDict", "Buffer"})
+
+
+def _holds_parameters(facts, holder: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """``holder`` is a parameter or a module: the variable of a loop over `.parameters()` /
+    `.named_parameters()` (also through `enumerate`), a `.weight` / `.bias`, or a module (:func:`_module_evidence`)."""
+    if isinstance(holder, cst.Attribute) and holder.attr.value in ("weight", "bias"):
+        return True
+    w = facts.where.get(at)
+    if isinstance(holder, cst.Name) and w is not None:
+        for b in reversed(w.blocks):
+            it = b.iter if isinstance(b, cst.For) else None
+            while isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in (
+                    "list", "enumerate", "filter") and it.args:
+                it = it.args[-1].value
+            if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in (
+                    "parameters", "named_parameters"):
+                second = _second_of_pair(b.target)
+                var = _loop_param_name(b.target, it.func.attr.value) or (
+                    _loop_param_name(second, "parameters") if second is not None else None)
+                if var == holder.value:
+                    return True
+    return _module_evidence(facts, holder, at) is not None
 
 
 def _module_evidence(facts, holder: cst.BaseExpression, at: cst.CSTNode) -> str | None:
@@ -1073,7 +1208,7 @@ def _constructs_module(facts, value, at) -> bool:
 def _dotted_uses(facts, root: cst.CSTNode) -> dict:
     """The dotted paths used under ``root``: every attribute chain, the chains called, and what each chain
     is assigned (one local walk per root, memoised)."""
-    memo = facts.__dict__.setdefault("_tl305_dotted_uses", {})
+    memo = _DOTTED_USES.setdefault(facts, {})
     key = id(root)
     if key not in memo:
         attributes: set[str] = set()
@@ -1190,6 +1325,7 @@ class ModelInitCalled(Rule):
     code = "TL306"
     name = "model-init-called"
     severity = Severity.ERROR
+    measured_from = 4
     fix = Applicability.SAFE
     gate = (("model_init",), TRAINER_WORDS)
 
@@ -1211,10 +1347,9 @@ class ModelInitCalled(Rule):
             fix = self.ctx.fix(Applicability.SAFE, f"pass `{fn}`", self.ctx.replace(inner, fn))
         self.report(
             inner,
-            f"`model_init={self.ctx.code(inner)}` passes a model, not a function: the Trainer calls `model_init()` "
-            "itself (once per run and per hyperparameter trial) and fails with "
+            f"`model_init={_short(self.ctx.code(inner))}` passes a model, not a function: the Trainer fails with "
             '"RuntimeError: model_init should have 0 or 1 argument."',
-            hint=hint,
+            hint="the Trainer calls `model_init()` itself, once per run and per hyperparameter trial; " + hint,
             fix=fix,
         )
 
@@ -1251,6 +1386,7 @@ class LateMixedPrecision(Rule):
     code = "TL307"
     name = "late-mixed-precision"
     severity = Severity.WARNING
+    measured_from = 4
     #: a policy setter, and a model built before it: `Sequential`/`Model`, or a `TF*` class's `from_pretrained`
     gate = (("set_global_policy", "set_policy", "set_dtype_policy"), ("Sequential", "Model", "TF*"))
 
@@ -1259,8 +1395,8 @@ class LateMixedPrecision(Rule):
         if facts.callee(node) not in _POLICY_SETTERS:
             return
         pol = facts.constant(argument(node, "policy", 0), node)
-        if isinstance(pol, str) and pol == "float32":
-            return
+        if not isinstance(pol, str) or pol in ("float32", "float64"):
+            return  # premise 1: a lower-precision policy, named by the source
         w = facts.where[node]
         before: list[cst.Call] = []
         after: list[cst.Call] = []
@@ -1276,10 +1412,10 @@ class LateMixedPrecision(Rule):
         model = before[-1]
         self.report(
             node,
-            f"the mixed-precision policy is set after the model is built (`{self.ctx.code(model.func)}(...)` above): "
-            "a policy applies only to layers created afterwards, so the model keeps computing in float32 — no "
-            "speed-up and no memory saving",
-            hint="set the policy first, at the top of the script, before any model or layer is created",
+            f"the mixed-precision policy is set after the model is built (`{_short(self.ctx.code(model.func))}(...)` "
+            "above): that model keeps computing in float32",
+            hint="a policy applies only to layers created afterwards: no speed-up and no memory saving; set the "
+            "policy first, at the top of the script, before any model or layer is created",
         )
 
     def _builds_model(self, call: cst.Call) -> bool:
@@ -1292,3 +1428,134 @@ class LateMixedPrecision(Rule):
             cls = owner.rsplit(".", 1)[-1]
             return owner.startswith("transformers.") and cls.startswith("TF") and knowledge.head_of(cls) is not None
         return False
+
+
+# ---------------------------------------------------------------------------------------------
+# TL312: a softmax over one unit.
+
+#: torch layers that keep a 2-D batch 2-D (a `Flatten()` before them makes it 2-D)
+_RANK_KEEPING = frozenset({"Linear", "LazyLinear", "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "GELU",
+                           "SiLU", "Sigmoid", "Tanh", "Dropout", "AlphaDropout", "BatchNorm1d", "LayerNorm", "Identity"})
+
+
+def _softmax_dim(facts, node: cst.CSTNode | None, framework: str) -> int | None:
+    """The axis a softmax layer or call normalises over, when the source fixes it: Keras' `Activation("softmax")`
+    / `activation="softmax"` (the last axis) or `Softmax(axis=...)`; torch's `dim=` (None when not given)."""
+    if not isinstance(node, cst.Call):
+        return None
+    if framework == "keras":
+        short = (facts.callee(node) or "").rsplit(".", 1)[-1]
+        if short != "Softmax":
+            return -1
+        axis = facts.constant(argument(node, "axis", 0), node) if argument(node, "axis", 0) is not None else -1
+        return axis if isinstance(axis, int) else None
+    q = facts.callee(node) or ""
+    if q.rsplit(".", 1)[-1] == "Softmax" or (isinstance(node.func, cst.Attribute) and q == ""):
+        dim = argument(node, "dim", 0)  # `nn.Softmax(dim)`, `x.softmax(dim)`
+    else:
+        dim = argument(node, "dim", 1)  # `F.softmax(x, dim)`, `torch.softmax(x, dim)`
+    value = facts.constant(dim, node) if dim is not None else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@register
+class SoftmaxOverOneUnit(Rule):
+    """A softmax over a single output unit: its output is always 1.0."""
+
+    code = "TL312"
+    name = "softmax-over-one-unit"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    #: the one unit is a Keras `Dense` or a torch `Linear` of the file
+    gate = (("Dense", "Linear", "LazyLinear"),)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._reported: set[int] = set()
+        self._softmax_names: set[str] | None = None
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        q = facts.callee(node) or ""
+        short = q.rsplit(".", 1)[-1]
+        p = program(facts)
+        if q.startswith("keras.layers.") and short == "Dense":
+            m = p.module(node, node)  # premises 1-3: `Dense(1, activation="softmax")`, over its own last axis
+            units = m.units if m is not None else None
+            if units is None:
+                given_units = facts.constant(argument(node, "units", 0), node)
+                units = given_units if isinstance(given_units, int) and not isinstance(given_units, bool) else None
+            if m is not None and m.output is Output.PROBABILITIES and units == 1:
+                self._report(node, f"`{_short(self.ctx.code(node))}`")
+        elif q in ("keras.Sequential", "keras.models.Sequential", "torch.nn.Sequential"):
+            m = p.module(node, node)
+            if m is not None and m.layers is not None:
+                self._check_layers(m.layers, m.framework)
+        elif q in ("torch.softmax", "torch.nn.functional.softmax", "torch.special.softmax") or (
+                isinstance(node.func, cst.Attribute) and node.func.attr.value == "softmax" and not q
+                and isinstance(p.of(node.func.value, node), Tensor)):  # `x.softmax(-1)` (not `self.softmax(x)`)
+            t = p.of(node, node)
+            if isinstance(t, Tensor) and t.units == 1 and _softmax_dim(facts, node, "torch") == -1:
+                self._report(node, f"`{_short(self.ctx.code(node))}`")
+        elif not q.startswith(("torch.", "keras.")) and node.args and not node.args[0].star and self._may_be_softmax(
+                node.func):
+            # a softmax layer called on a tensor: `Activation("softmax")(x)`, `self.softmax(x)`
+            layer = p.module(node.func, node)
+            if layer is None or layer.layers is None or len(layer.layers) != 1:
+                return
+            only = layer.layers[0]
+            if only.output is not Output.PROBABILITIES or only.name not in WIDTH_KEEPING:
+                return
+            t = p.of(node, node)
+            if isinstance(t, Tensor) and t.units == 1 and _softmax_dim(facts, only.node, layer.framework) == -1:
+                self._report(node, f"`{_short(self.ctx.code(node))}`")
+
+    def _may_be_softmax(self, func: cst.BaseExpression) -> bool:
+        """``func`` is a softmax layer made in the call itself, or a name / attribute the file binds to one."""
+        facts = self.ctx.facts
+        if isinstance(func, cst.Call):
+            return (facts.callee(func) or "").rsplit(".", 1)[-1] in ("Activation", "Softmax")
+        if self._softmax_names is None:
+            self._softmax_names = set()
+            for a in facts.index.get("Assign", ()):
+                if isinstance(a.value, cst.Call) and (facts.callee(a.value) or "").rsplit(".", 1)[-1] in (
+                        "Activation", "Softmax"):
+                    for t in a.targets:
+                        target = t.target
+                        if isinstance(target, (cst.Name, cst.Attribute)):
+                            self._softmax_names.add(target.value if isinstance(target, cst.Name) else target.attr.value)
+        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        return name in self._softmax_names
+
+    def _check_layers(self, layers: tuple, framework: str) -> None:
+        """A softmax layer whose input has one unit: the layer before it (through width-keeping ones) has
+        `units == 1`, and the softmax normalises the last axis (torch: `dim=-1`, or `dim=1` on the 2-D batch a
+        `Flatten()` earlier in the same stack makes)."""
+        width: int | None = None
+        flat = False
+        for layer in layers:
+            if layer.output is Output.PROBABILITIES and layer.name in WIDTH_KEEPING and width == 1:
+                dim = _softmax_dim(self.ctx.facts, layer.node, framework)
+                if dim == -1 or (dim == 1 and flat and framework == "torch"):
+                    self._report(layer.node, f"`{_short(self.ctx.code(layer.node))}` after a layer of one unit")
+            if layer.units is not None:
+                width = layer.units
+            elif layer.name not in WIDTH_KEEPING:
+                width = None
+            if framework == "torch":
+                flat = (layer.name == "Flatten" and not (isinstance(layer.node, cst.Call) and layer.node.args)) or (
+                    flat and layer.name in _RANK_KEEPING)
+
+    def _report(self, node: cst.CSTNode | None, what: str) -> None:
+        if node is None or id(node) in self._reported:
+            return
+        self._reported.add(id(node))
+        self.report(
+            node,
+            f"{what}: a softmax over a single unit is always 1.0, so the output never depends on the input and "
+            "nothing learns",
+            hint="softmax normalises over the classes axis; with one unit every sample gets exactly 1.0 (the loss "
+            "and the predictions are constant, gradients are zero). For a binary output use one unit with "
+            "`sigmoid` (and binary cross-entropy), or two units with softmax (and categorical cross-entropy)",
+        )

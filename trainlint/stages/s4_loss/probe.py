@@ -3,7 +3,9 @@
 - TL405 (confirms TL304): label dtype vs ``problem_type`` (float class ids with num_labels>1 become a
   multi-label BCE problem; integer classes with num_labels=1 become a regression);
 - TL406: NaN/inf loss at initialisation, per sample;
-- TL407: initial loss far above ln(num_labels) (warning).
+- TL407: initial loss far above ln(num_labels) (warning);
+- TL406 in a hand-written loop: the loss of the first ``backward()`` is not finite; under autocast(float16)
+  emulated in float32 on the CPU, a float16 overflow cannot be confirmed.
 """
 
 from __future__ import annotations
@@ -11,12 +13,21 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from trainlint.probe.checks import probe_check
-from trainlint.probe.torch_util import format_counts, unwrap_model
+from trainlint.probe.child.harness import Harness
+from trainlint.probe.child.points import (
+    CUDA_EMULATED,
+    LOOP_BACKWARD,
+    TRAINER_BATCH,
+    DeviceEmulation,
+    LoopState,
+    TrainerState,
+)
+from trainlint.probe.child.registry import check
+from trainlint.probe.child.torch_util import format_counts, unwrap_model
 
 
-@probe_check("TL405", "TL304", framework="torch", path="trainer", order=150, phase="labels")
-def check_label_dtype(h: Any, st: Any) -> None:
+@check(TRAINER_BATCH, "TL405", "TL304", order=150, phase="labels")
+def check_label_dtype(h: Harness, st: TrainerState) -> None:
     counts = st.label_counts
     config = getattr(unwrap_model(st.trainer.model), "config", None)
     if not counts or config is None:
@@ -48,8 +59,8 @@ def check_label_dtype(h: Any, st: Any) -> None:
     h.checked("TL405", "TL304")
 
 
-@probe_check("TL406", "TL407", framework="torch", path="trainer", phase="loss")
-def check_loss(h: Any, st: Any) -> None:
+@check(TRAINER_BATCH, "TL406", "TL407")
+def check_loss(h: Harness, st: TrainerState) -> None:
     import torch
     import torch.nn.functional as F
 
@@ -60,7 +71,7 @@ def check_loss(h: Any, st: Any) -> None:
     logits = getattr(st.outputs, "logits", None) if st.outputs is not None else None
     if logits is None and isinstance(st.outputs, dict):
         logits = st.outputs.get("logits")
-    labels = (st.inputs or {}).get("labels")
+    labels: Any = (st.inputs or {}).get("labels")
     per_sample = None
     if logits is not None and labels is not None and logits.dim() == 2 and labels.dim() == 1:
         with torch.no_grad():
@@ -104,3 +115,31 @@ def check_loss(h: Any, st: Any) -> None:
             )
             return
     h.checked("TL407")
+
+
+@check(LOOP_BACKWARD, "TL406")
+def check_first_loss_finite(h: Harness, loop: LoopState) -> None:
+    """TL406: the loss of the first backward() of a hand-written loop is NaN/inf."""
+    import torch
+
+    tensor, line = loop.tensor, loop.line
+    if loop.backwards != 1 or tensor is None or tensor.numel() < 1:
+        return
+    value = tensor.detach().float()
+    if not bool(torch.isfinite(value).all()):
+        h.finding(
+            "TL406",
+            f"the loss is not finite at the first training step ({value.flatten()[:4].tolist()})",
+            evidence=f"loss.backward() at {h.where(line)} on a loss of {value.flatten()[:4].tolist()}",
+            line=line,
+        )
+    else:
+        h.checked("TL406")
+
+
+@check(CUDA_EMULATED, cannot_confirm=("TL406",))
+def float16_overflow_not_seen_on_cpu(h: Harness, emulated: DeviceEmulation) -> None:
+    """float16 autocast ran as float32 on the CPU: a non-finite loss in float16 cannot be confirmed."""
+    if emulated.fp16 and "TL406" in h.config.static_codes:
+        h.incomplete("float16 overflow", "autocast(float16) ran as float32 on the CPU: a non-finite "
+                     "loss in float16 could not be confirmed on CPU", ["TL406"])

@@ -15,11 +15,12 @@
 
 from __future__ import annotations
 
-import types
 from typing import Any
 
-from trainlint.probe import keras_util as ku
-from trainlint.probe.checks import incomplete, probe_check
+from trainlint.probe.child import keras_util as ku
+from trainlint.probe.child.harness import Harness
+from trainlint.probe.child.points import FIT_BATCH, KerasState
+from trainlint.probe.child.registry import check
 
 CE_CLASSES = {
     "SparseCategoricalCrossentropy": "sparse_categorical_crossentropy",
@@ -30,7 +31,7 @@ CE_NAMES = set(CE_CLASSES.values())
 INTERNAL = ("auto_with_warning", "auto", "passthrough")
 
 
-def loss_info(st: Any) -> dict[str, Any] | None:
+def loss_info(st: KerasState) -> dict[str, Any] | None:
     """What ``compile(loss=...)`` got: ``{"internal": bool, "text": str, "kind": ce-name | None,
     "from_logits": bool}``; None when there is no loss or several."""
     arg = st.compile.get("loss", None) if st.compile else getattr(st.model, "loss", None)
@@ -54,7 +55,7 @@ def loss_info(st: Any) -> dict[str, Any] | None:
     return {"internal": False, "text": f"loss={name}", "kind": kind, "from_logits": False}
 
 
-def per_sample(st: Any, kind: str, labels: Any, outputs: Any, from_logits: bool) -> Any:
+def per_sample(st: KerasState, kind: str, labels: Any, outputs: Any, from_logits: bool) -> Any:
     fn = getattr(st.kmod.losses, kind)
     if kind == "binary_crossentropy" and getattr(labels, "ndim", 0) == getattr(outputs, "ndim", 0) - 1:
         # labels (N,) against one sigmoid unit (N, 1): fit's compiled loss expands them to the same rank.
@@ -62,7 +63,7 @@ def per_sample(st: Any, kind: str, labels: Any, outputs: Any, from_logits: bool)
     return ku.np_of(fn(labels, outputs, from_logits=from_logits))
 
 
-def _in_range(st: Any) -> Any:
+def _in_range(st: KerasState) -> Any:
     import numpy as np
 
     n = st.labels.shape[0]
@@ -79,7 +80,7 @@ def looks_like_probabilities(out: Any, kind: str | None) -> bool:
     return True
 
 
-def _run_step_error(st: Any) -> str | None:
+def _run_step_error(st: KerasState) -> str | None:
     """The exact error of one real Keras train step on the batch as given to fit (plain Keras), in the
     execution mode fit would use (graph unless the script compiled with run_eagerly=True): the
     messages differ between the two."""
@@ -101,7 +102,7 @@ def _run_step_error(st: Any) -> str | None:
     return None
 
 
-def _output_activation(st: Any) -> str | None:
+def _output_activation(st: KerasState) -> str | None:
     """The activation of a plain Keras model's last layer (``sigmoid``, ``softmax``, ...), if any."""
     try:
         layer = st.model.layers[-1]
@@ -114,15 +115,15 @@ def _output_activation(st: Any) -> str | None:
     return str(name) if name else None
 
 
-@probe_check("TL401", "TL402", "TL403", "TL406", framework="keras", path="fit", phase="loss")
-def check_loss(h: types.ModuleType, st: Any) -> None:
+@check(FIT_BATCH, "TL401", "TL402", "TL403", "TL406")
+def check_loss(h: Harness, st: KerasState) -> None:
     import numpy as np
 
     info = loss_info(st)
     model_name = type(st.model).__name__
     line = st.compile_line or st.line
     if info is None:
-        incomplete(h, "loss", "compile() got no single loss (none, or one per output)", codes=("TL401", "TL402", "TL406"))
+        h.incomplete("loss", "compile() got no single loss (none, or one per output)", codes=("TL401", "TL402", "TL406"))
         return
     # ------------------------------------------------------------ TL401
     if st.label_keys and st.y is None and not info["internal"]:
@@ -215,7 +216,7 @@ def check_loss(h: types.ModuleType, st: Any) -> None:
                     line=line,
                 )
             except Exception as exc:  # noqa: BLE001
-                incomplete(h, "loss", f"could not compute the per-sample loss: {ku.first_line(exc)}", codes=("TL402",))
+                h.incomplete("loss", f"could not compute the per-sample loss: {ku.first_line(exc)}", codes=("TL402",))
     else:
         h.checked("TL402")
     # ------------------------------------------------------------ TL403 (Keras): probabilities as logits
@@ -240,7 +241,7 @@ def check_loss(h: types.ModuleType, st: Any) -> None:
                     line=line,
                 )
             except Exception as exc:  # noqa: BLE001
-                incomplete(h, "loss", f"could not compute the per-sample loss: {ku.first_line(exc)}", codes=("TL403",))
+                h.incomplete("loss", f"could not compute the per-sample loss: {ku.first_line(exc)}", codes=("TL403",))
         else:
             h.checked("TL403")
     else:
@@ -258,7 +259,7 @@ def check_loss(h: types.ModuleType, st: Any) -> None:
             values = per_sample(st, info["kind"], labels, outputs, info["from_logits"]).reshape(-1)
             what = f"the compiled {info['kind']}"
     except Exception as exc:  # noqa: BLE001
-        incomplete(h, "loss", f"could not compute the per-sample loss: {ku.first_line(exc)}", codes=("TL406",))
+        h.incomplete("loss", f"could not compute the per-sample loss: {ku.first_line(exc)}", codes=("TL406",))
         return
     if values is None:
         return

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
 
 import libcst as cst
 
@@ -11,12 +10,14 @@ from trainlint.facts import (
     ModelValue,
     TFDatasetValue,
     argument,
-    iter_nodes,
     keyword,
     literal,
 )
-from trainlint.facts.calls import call_graph, is_parameter
+from trainlint.facts.activations import activations
 from trainlint.facts.models import compiled_model
+from trainlint.facts.losses import LossSite, fit_labels, loss_site
+from trainlint.facts.objects import Module, Output, Tensor
+from trainlint.facts.program import program
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
@@ -61,6 +62,7 @@ class KerasLossWithLabelsInFeatures(Rule):
     code = "TL401"
     name = "keras-loss-with-labels-in-features"
     severity = Severity.ERROR
+    measured_from = 4
     probe = ("Takes one batch from the dataset given to `fit`: labels inside the feature dict and no "
              "separate target, with a compiled Keras loss, confirm it.")
     #: the loss may be positional (`compile(opt, loss)`): no `loss` group; the tf.data dataset with
@@ -79,15 +81,17 @@ class KerasLossWithLabelsInFeatures(Rule):
             if not labels:
                 continue
             if model.transformers:
-                symptom = ("a transformers model moves the labels out of the inputs and runs this Keras loss on its "
-                           "logits: training runs but learns badly")
+                symptom = "this loss replaces the model's own, on its logits"
+                why = ("training runs but learns badly: the Keras loss replaces the model's own loss (and a probability "
+                       "loss on logits stalls, TL402)")
             else:
-                symptom = 'Keras gets no target: "No gradients provided for any variable" / "Target data is missing"'
+                symptom = "Keras gets no target"
+                why = 'training fails with "No gradients provided for any variable" / "Target data is missing"'
             self.report(
                 loss,
-                f"`compile(loss=...)` but the labels travel inside the feature dict (`columns={ds.columns!r}`, no "
-                f"`label_cols`): {symptom}",
-                hint="either drop `loss=` to use the model's internal loss, or move the labels out: "
+                f"`compile(loss=...)` but the labels `{labels[0]}` travel inside the feature dict (no `label_cols`): "
+                f"{symptom}",
+                hint=f"{why}; either drop `loss=` to use the model's internal loss, or move the labels out: "
                 f"`to_tf_dataset(columns=[...], label_cols={labels[0]!r})`",
             )
             return
@@ -100,6 +104,7 @@ class LossExpectsProbabilities(Rule):
     code = "TL402"
     name = "loss-expects-probabilities"
     severity = Severity.ERROR
+    measured_from = 4
     probe = "Compares the compiled loss on one batch with the same loss computed `from_logits=True`."
     #: the loss may be a string (no word); the model is a transformers class (imported from
     #: `transformers`) loaded with `from_pretrained`/`from_config` or built from a class
@@ -117,9 +122,10 @@ class LossExpectsProbabilities(Rule):
             return
         self.report(
             loss,
-            f"`{self.ctx.code(loss)}` expects probabilities, but `{model.cls}` outputs logits: the loss is computed "
-            "on the wrong scale and training stalls at a high loss",
-            hint=f"use `keras.losses.{name}(from_logits=True)` (or drop `loss=` to use the model's internal loss)",
+            f"`{_short(self.ctx.code(loss))}` expects probabilities, but `{model.cls}` outputs logits: training "
+            "stalls at a high loss",
+            hint="the loss treats the logits as probabilities (clipped and renormalised), so its gradients are wrong; "
+            f"use `keras.losses.{name}(from_logits=True)` (or drop `loss=` to use the model's internal loss)",
             fix=self._fix(loss, node, name),
         )
 
@@ -214,53 +220,42 @@ class UnexpectedInitialLoss(Rule):
 # ---------------------------------------------------------------------------------------------
 # Catalog breadth: TL403–TL404.
 
-#: losses that apply (log-)softmax / sigmoid themselves → the activation they must not be given
-_LOGIT_LOSSES = {
-    "torch.nn.CrossEntropyLoss": "softmax", "torch.nn.functional.cross_entropy": "softmax",
-    "torch.nn.BCEWithLogitsLoss": "sigmoid", "torch.nn.functional.binary_cross_entropy_with_logits": "sigmoid",
-    "torch.nn.NLLLoss": "softmax-nll", "torch.nn.functional.nll_loss": "softmax-nll",
-}
-_ACTIVATIONS = {
-    "torch.softmax": "softmax", "torch.nn.functional.softmax": "softmax", "torch.sigmoid": "sigmoid",
-    "torch.nn.functional.sigmoid": "sigmoid", "torch.special.softmax": "softmax", "torch.special.expit": "sigmoid",
-}
-_ACTIVATION_MODULES = {"torch.nn.Softmax": "softmax", "torch.nn.Sigmoid": "sigmoid",
-                       "torch.nn.LogSoftmax": "log_softmax"}
-_LOG_SOFTMAX = frozenset({"torch.log_softmax", "torch.nn.functional.log_softmax", "torch.special.log_softmax"})
-#: tensor methods that only reshape, select, move or cast: probabilities stay probabilities
-_KEEPING_METHODS = frozenset({
-    "view", "reshape", "view_as", "reshape_as", "squeeze", "unsqueeze", "transpose", "permute", "contiguous",
-    "flatten", "t", "to", "cuda", "cpu", "float", "double", "half", "type", "clone",
-})
-#: the torch functions of the same kind, on their first argument
-_KEEPING_FUNCTIONS = frozenset({"torch.reshape", "torch.squeeze", "torch.unsqueeze", "torch.transpose", "torch.permute",
-                                "torch.flatten"})
-#: torch functions that run the callable they are given on the other arguments and return its output
-_APPLYING_FUNCTIONS = frozenset({"torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential"})
-#: how far an activation is followed through names, wrappers, layers and model classes
-_MAX_DEPTH = 10
 _KERAS_FROM_LOGITS = frozenset({"SparseCategoricalCrossentropy", "CategoricalCrossentropy", "BinaryCrossentropy",
                                 "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy"})
+#: what each torch logits loss expects of its input, and why an activation before it is wrong
+_TORCH_MISMATCH = {
+    ("softmax", "softmax"): ("softmax output given to `{name}`{via}, which applies log-softmax itself: the softmax is "
+                             "applied twice",
+                             "on probabilities the loss is squashed into a narrow range, the gradients almost vanish and "
+                             "training plateaus well above zero loss; give `{name}` the raw logits (drop the softmax; "
+                             "apply it only for predictions)"),
+    ("sigmoid", "sigmoid"): ("sigmoid output given to `{name}`{via}, which applies the sigmoid itself: the sigmoid is "
+                             "applied twice",
+                             "the probabilities pass through a second sigmoid, which squashes them into (0.5, 0.73), so "
+                             "the loss cannot approach zero and training stalls; give `{name}` the raw logits (drop the "
+                             "sigmoid; apply it only for predictions)"),
+    ("softmax", "softmax-log"): ("softmax output given to `{name}`{via} inside a log-softmax: the softmax is applied "
+                                 "twice",
+                                 "the log-probabilities are squashed into a narrow range, the gradients almost vanish "
+                                 "and training plateaus well above zero loss; drop the inner softmax: `log_softmax` of "
+                                 "the raw logits (or `cross_entropy` on the logits)"),
+    ("softmax-nll", "softmax-log"): ("softmax output given to `{name}`{via} inside a log-softmax: the softmax is "
+                                     "applied twice",
+                                     "the log-probabilities are squashed into a narrow range and training plateaus; "
+                                     "drop the inner softmax: `log_softmax` of the raw logits"),
+    ("softmax-nll", "softmax"): ("softmax output given to `{name}`{via}, which expects log-probabilities: the loss "
+                                 "becomes -p and learns poorly",
+                                 "on probabilities the loss is −p (between −1 and 0) with weak gradients; use "
+                                 "`F.log_softmax(...)` before `NLLLoss`, or `CrossEntropyLoss` on the raw logits"),
+}
+#: libraries that train a module they are given with a criterion they are given, on its output (skorch's
+#: `NeuralNet.get_loss`: `criterion_(y_pred, y_true)`, `y_pred` the module's forward; a wrapper of it)
+_CRITERION_WRAPPERS = ("skorch.NeuralNet", "skorch.net.NeuralNet", "skorch.NeuralNetClassifier",
+                       "skorch.classifier.NeuralNetClassifier", "ray_skorch.RayTrainNeuralNet")
 
 
-def _is_self_attr(expr) -> bool:
-    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
-
-
-def _called_object(func: cst.BaseExpression) -> cst.BaseExpression:
-    """`model.forward` → `model`: calling `forward` directly computes what calling the module does."""
-    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
-        return func.value
-    return func
-
-
-def _torch_name(qn: str | None) -> str | None:
-    """`torch.nn.modules.loss.CrossEntropyLoss` → `torch.nn.CrossEntropyLoss`."""
-    if not qn:
-        return None
-    if qn.startswith("torch.nn.modules."):
-        return "torch.nn." + qn.rsplit(".", 1)[-1]
-    return qn
+def _short(code: str) -> str:
+    return code if len(code) <= 30 else code[:27] + "..."
 
 
 @register
@@ -272,414 +267,116 @@ class ActivationBeforeLoss(Rule):
     code = "TL403"
     name = "activation-before-loss"
     severity = Severity.ERROR
+    measured_from = 4
     probe = ("Keras: on one batch, the loss `from_logits=True` next to the same loss on the probabilities the last "
              "layer's softmax/sigmoid gives.")
     #: torch: an activation (a softmax may be the exponential of a log-softmax) and a logits loss; Keras: a
     #: `from_logits=True` loss class on a Sequential whose last layer may say "softmax" in a string only
-    #: (hence `from_logits` beside the activations)
+    #: (hence `from_logits` beside the activations); a criterion wrapper is given the loss class by name
     gate = (
         ("softmax", "sigmoid", "Softmax", "Sigmoid", "expit", "log_softmax", "LogSoftmax", "from_logits"),
         ("cross_entropy", "binary_cross_entropy_with_logits", "nll_loss", "CrossEntropyLoss", "BCEWithLogitsLoss",
          "NLLLoss", *sorted(_KERAS_FROM_LOGITS)),
     )
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._reported: set[int] = set()
+
     def visit_Call(self, node: cst.Call) -> None:
-        loss = self._loss_kind(node)
+        acts = activations(self.ctx.facts)
+        loss = acts.loss_kind(node)
         if loss is not None:
-            self._check_torch(node, loss)
+            name, expects = loss  # premise 1: a logits loss (or NLLLoss: log-probabilities)
+            inp = argument(node, "input", 0)  # premise 3: the activation reaches its prediction argument
+            found = acts.activation(inp, node)  # premise 2: on every path
+            if found is not None:
+                self._report_torch(name, expects, found, inp)
             return
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile":
-            self._check_keras(node)
-
-    # -- torch -------------------------------------------------------------------------------
-    def _loss_kind(self, call: cst.Call) -> tuple[str, str] | None:
-        """(loss name, expected) if `call` computes a logits loss: `F.cross_entropy(...)`,
-        `criterion(...)` with `criterion = nn.CrossEntropyLoss()`, `nn.CrossEntropyLoss()(...)`."""
-        facts = self.ctx.facts
-        qn = _torch_name(facts.callee(call))
-        if qn in _LOGIT_LOSSES and qn.startswith("torch.nn.functional."):
-            return qn.rsplit(".", 1)[-1], _LOGIT_LOSSES[qn]
-        ctor: Any = _called_object(call.func)
-        if isinstance(ctor, cst.Name):  # (a parameter: what the file's calls give it)
-            ctor = self._made(ctor.value, call)
-        if _is_self_attr(ctor):  # self.criterion(...) with self.criterion = nn.CrossEntropyLoss()
-            ctor = self._self_attr(call, ctor.attr.value)
-            if isinstance(ctor, cst.Name):  # `self.loss_func = loss_func`: the parameter's default
-                ctor = self._parameter_default(ctor.value, call)
-        while (isinstance(ctor, cst.Call) and isinstance(ctor.func, cst.Attribute)
-               and ctor.func.attr.value in ("to", "cuda", "cpu")):
-            ctor = ctor.func.value  # nn.CrossEntropyLoss().cuda()
-        if isinstance(ctor, cst.Call):
-            cq = _torch_name(facts.callee(ctor))
-            if cq in _LOGIT_LOSSES and not cq.startswith("torch.nn.functional."):
-                return cq.rsplit(".", 1)[-1], _LOGIT_LOSSES[cq]
-        return None
-
-    def _activation(self, expr, at, depth: int = 0) -> tuple[str, cst.CSTNode] | None:
-        """(kind, node) when `expr` is (or names) an activation's output: kind "softmax", "sigmoid",
-        "log_softmax", or "softmax-log" (the log-softmax of a softmax); node is where the activation is taken."""
-        facts = self.ctx.facts
-        if depth > _MAX_DEPTH or expr is None:
-            return None
-        if isinstance(expr, cst.Name):
-            b = facts.lookup(expr.value, at)
-            if b is None:
-                return None
-            value = b.value
-            if value is None:  # a loop variable: an element of what the loop iterates over
-                value = self._loop_source(b.target)
-                bound_at = self._loops().get(id(b.target), (None,))[0]
-            else:
-                bound_at = value
-            if value is None or bound_at not in facts.where or at not in facts.where:
-                return None
-            if facts.where[bound_at].function is not facts.where[at].function:
-                return None
-            if any(x.order < facts.where[at].order and not facts.in_bound_value(x, at)
-                   for x in facts.assigned_later(expr.value, bound_at)):
-                return None  # rebound in between (`probs = probs.log()` is read where it is rebound: not that)
-            return self._activation(value, bound_at, depth + 1)
-        if isinstance(expr, cst.Subscript):  # probs[i], probs[:, :k]: a part of the same probabilities
-            return self._activation(expr.value, at, depth + 1)
-        if not isinstance(expr, cst.Call):
-            return None
-        qn = facts.callee(expr)
-        if qn in _ACTIVATIONS:
-            return _ACTIVATIONS[qn], expr
-        func: Any = expr.func
-        method = func.attr.value if isinstance(func, cst.Attribute) and qn is None else None
-        if qn in _KEEPING_FUNCTIONS or method in _KEEPING_METHODS:  # probs.view(-1, n), torch.squeeze(probs)
-            return self._activation(argument(expr, "input", 0) if qn else func.value, at, depth + 1)
-        if qn == "torch.exp" or (method == "exp" and not expr.args):
-            # `torch.exp(F.log_softmax(x))`: the exponential of log-probabilities is the probabilities
-            found = self._activation(argument(expr, "input", 0) if qn else func.value, at, depth + 1)
-            return ("softmax", expr) if found is not None and found[0] in ("log_softmax", "softmax-log") else None
-        layer = self._layer_activation(func, expr, depth + 1)
-        if layer is None and (qn in _LOG_SOFTMAX or (method == "log_softmax" and not _is_self_attr(func))):
-            layer = ("log_softmax", None)  # F.log_softmax(x), x.log_softmax(-1)
-        if layer is not None:
-            kind, node = layer
-            if node is None and kind == "log_softmax":
-                # `F.log_softmax(F.softmax(x))`: the log-probabilities of probabilities (a softmax applied twice)
-                inner = func.value if method == "log_softmax" and qn is None and not _is_self_attr(func) \
-                    else argument(expr, "input", 0)
-                found = self._activation(inner, at, depth + 1)
-                if found is not None and found[0] == "softmax":
-                    return "softmax-log", found[1]
-            return kind, expr if node is None else node
-        if method in ("softmax", "sigmoid") and not _is_self_attr(func):
-            return method, expr  # logits.softmax(-1)
-        # `self.dropout_wrapper(x, nn.Sequential(self.fc, self.softmax))`, `checkpoint(self.head, x)`: code outside
-        # the file given a layer and its input (and nothing else) returns what the layer computes
-        given = [a.value for a in expr.args if a.keyword is None]
-        if qn in _APPLYING_FUNCTIONS:
-            layers = given[:1]
-        elif len(given) == 2 and not any(a.star for a in expr.args) and self._foreign_callable(func, expr):
-            layers = given
+        qn = self.ctx.facts.callee(node) or ""
+        if qn in _CRITERION_WRAPPERS:
+            self._check_wrapper(node, qn)
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile":
+            p = program(self.ctx.facts)
+            self._check_keras(p.loss(argument(node, "loss", 1), node), p.module(node.func.value, node),
+                              self.ctx.code(node.func.value))
         else:
-            layers = []
-        for arg in layers:
-            if isinstance(arg, (cst.Name, cst.Attribute, cst.Call)):
-                inside = self._layer_activation(arg, expr, depth + 1, given=True)
-                if inside is not None:
-                    return inside[0], inside[1] if inside[1] is not None else arg
-        return None
+            p = program(self.ctx.facts)
+            loss_obj = p.loss(node.func, node) if isinstance(node.func, (cst.Name, cst.Attribute)) else None
+            if loss_obj is not None and loss_obj.framework == "keras" and not loss_obj.functional:
+                y_pred = p.tensor(argument(node, "y_pred", 1), node)  # `loss_fn(y_true, y_pred)`
+                if y_pred is not None:
+                    self._check_keras(loss_obj, y_pred, self.ctx.code(argument(node, "y_pred", 1)))
 
-    def _layer_activation(self, layer, at, depth: int, given: bool = False) -> tuple[str, cst.CSTNode | None] | None:
-        """(kind, node) when calling the module ``layer`` (`nn.Softmax(dim=1)`, `self.softmax`, an
-        `nn.Sequential` ending in one, a model of the file whose `forward` returns one) returns an activation's
-        output; node is None when ``layer`` is itself the activation module. ``given``: ``layer`` is an argument
-        (a model of the file is then not taken: a function given a model need not return its output)."""
-        facts = self.ctx.facts
-        if depth > _MAX_DEPTH:
-            return None
-        layer = _called_object(layer)
-        if isinstance(layer, cst.Name):
-            made = self._made(layer.value, at)
-        elif _is_self_attr(layer):  # self.softmax = nn.Softmax(dim=1)
-            made = self._self_attr(at, layer.attr.value)
-            if isinstance(made, cst.Name):  # `self.final_layer = final_layer`: the parameter's default
-                made = self._parameter_default(made.value, at)
-        elif isinstance(layer, cst.Call):
-            made = layer
-        else:
-            return None
-        for _ in range(3):
-            moved = None
-            while (isinstance(made, cst.Call) and isinstance(made.func, cst.Attribute)
-                   and made.func.attr.value in ("to", "cuda", "cpu", "float", "double")):
-                moved, made = made, made.func.value  # Net().to(device)
-            if not (isinstance(made, cst.Name) and moved in facts.where):
-                break
-            made = self._made(made.value, cast(cst.Call, moved))  # `model = model.to(device)`: what `model` was before
-        if not given:
-            made = self._built_by(made, depth)
-        if not isinstance(made, cst.Call):
-            return None
-        cq = _torch_name(facts.callee(made))
-        if cq in _ACTIVATION_MODULES:
-            return _ACTIVATION_MODULES[cq], None
-        if cq == "torch.nn.Sequential":  # nn.Sequential(..., nn.Softmax(dim=1))
-            layers = [a.value for a in made.args if a.keyword is None and not a.star] or self._added_modules(made)
-            if layers and isinstance(layers[-1], (cst.Call, cst.Attribute, cst.Name)):
-                found = self._layer_activation(layers[-1], made if made in facts.where else at, depth + 1, given=True)
-                if found is not None:
-                    return found[0], found[1] if found[1] is not None else layers[-1]
-            return None
-        if not given and isinstance(made.func, cst.Name) and depth < _MAX_DEPTH:
-            cb = facts.lookup(made.func.value, made) if made in facts.where else None
-            if cb is not None and isinstance(cb.value, cst.ClassDef):  # a class Net(nn.Module) whose forward returns it
-                return self._forward_activation(cb.value, depth)
-        return None
-
-    def _loops(self) -> dict:
-        """id(loop variable) -> (the `for` statement, what the variable is an element of)."""
-        loops: dict[int, tuple[cst.For, cst.BaseExpression]] | None = self.__dict__.get("_loop_sources")
-        if loops is None:
-            loops = {}
-            self._loop_sources = loops
-            for node in self.ctx.facts.index.get("For", ()):
-                target, source = node.target, node.iter
-                if isinstance(target, cst.Name):
-                    loops[id(target)] = (node, source)
-                elif (isinstance(target, cst.Tuple) and isinstance(source, cst.Call)
-                      and isinstance(source.func, cst.Name) and source.func.value in ("enumerate", "zip")
-                      and not any(a.star or a.keyword for a in source.args)):
-                    # `for i, p in enumerate(probs)`, `for p, y in zip(probs, labels)`
-                    sources = [None, *(a.value for a in source.args)] if source.func.value == "enumerate" else \
-                        [a.value for a in source.args]
-                    for element, src in zip(target.elements, sources):
-                        if isinstance(element.value, cst.Name) and src is not None:
-                            loops[id(element.value)] = (node, src)
-        return loops
-
-    def _loop_source(self, target: cst.CSTNode) -> cst.BaseExpression | None:
-        """What the loop variable ``target`` takes the elements of (`for out in outputs`: `outputs`)."""
-        return self._loops().get(id(target), (None, None))[1]
-
-    def _foreign_callable(self, func: cst.BaseExpression, at: cst.CSTNode) -> bool:
-        """Calling ``func`` runs code the file does not define: a function imported from outside torch, or an
-        object of such a class (`self.wrapper`, `wrapper = Wrapper(...)`)."""
-        facts = self.ctx.facts
-        qn = facts.qualname(func)
-        if qn is not None:
-            return not qn.startswith("torch.")
-        if _is_self_attr(func):
-            made = self._self_attr(at, cast(cst.Attribute, func).attr.value)
-        elif isinstance(func, cst.Name):
-            b = facts.lookup(func.value, at)
-            made = b.value if b is not None else None
-        else:
-            return False
-        if not isinstance(made, cst.Call):
-            return False
-        mq = facts.callee(made)
-        return mq is not None and not mq.startswith("torch.")
-
-    def _made(self, name: str, at: cst.CSTNode, _depth: int = 0) -> cst.BaseExpression | None:
-        """What ``name`` holds at ``at``; for a parameter of the enclosing function, what every call of that
-        function in the file gives it (`train(model, ...)`; a parameter of the caller in turn is followed to
-        its own callers), or, when the file never calls it, the module-level object of the same name
-        (`model = Net()` beside `def train(model, ...)`)."""
-        facts = self.ctx.facts
-        b = facts.lookup(name, at)
-        if b is None:
-            return None
-        w = facts.where.get(at)
-        fn = w.function if w is not None else None
-        param = isinstance(fn, cst.FunctionDef) and any(
-            p.name is b.target for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params))
-        if not param or not isinstance(fn, cst.FunctionDef):
-            return b.value if isinstance(b.value, cst.BaseExpression) else None
-        graph = call_graph(facts)
-        sites = graph.callers(fn)
-        values = []
-        for site in sites:
-            given = graph.argument_of(site, fn, name)
-            if isinstance(given, cst.Name):
-                g = facts.lookup(given.value, site)
-                caller = facts.where[site].function if site in facts.where else None
-                if g is not None and _depth < 3 and isinstance(caller, cst.FunctionDef) and is_parameter(caller, g):
-                    given = self._made(given.value, site, _depth + 1)  # the caller's own parameter
-                else:
-                    given = g.value if g is not None else None
-            values.append(given)
-        if not sites and facts.where.get(fn) is not None and facts.where[fn].function is None:
-            values = [b.value for b in facts.bindings.get(None, {}).get(name, ())]
-        if not values or any(not isinstance(v, cst.BaseExpression) for v in values):
-            return None
-        texts = {self.ctx.code(v) for v in values}
-        return values[0] if len(texts) == 1 else None
-
-    def _parameter_default(self, name: str, at: cst.CSTNode) -> cst.BaseExpression | None:
-        """The default of parameter ``name`` of the `__init__` of the class around ``at``
-        (`def __init__(self, loss_func=CrossEntropyLoss())`), when the class body assigns it to `self`."""
-        w = self.ctx.facts.where.get(at)
-        cls = w.inside(cst.ClassDef) if w is not None else None
-        init = call_graph(self.ctx.facts).methods(cls).get("__init__") if cls is not None else None
-        if init is None:
-            return None
-        for p in (*init.params.params, *init.params.kwonly_params):
-            if p.name.value == name:
-                return p.default
-        return None
-
-    def _built_by(self, made, depth: int):
-        """A model a function of the file builds and returns (`model = build_model(...)`, `return model`):
-        the expression the returned name was made from, in that function."""
-        facts = self.ctx.facts
-        if not (isinstance(made, cst.Call) and isinstance(made.func, cst.Name)) or depth > 3:
-            return made
-        b = facts.lookup(made.func.value, made) if made in facts.where else None
-        fn = b.value if b is not None else None
-        if not isinstance(fn, cst.FunctionDef):
-            return made
-        ret = facts._single_return(fn)
-        if ret is None:
-            return made
-        value = ret.value
-        if isinstance(value, cst.Name):
-            rb = facts.lookup(value.value, ret)
-            value = rb.value if rb is not None and isinstance(rb.value, cst.BaseExpression) else None
-        return value if isinstance(value, cst.Call) else made
-
-    def _added_modules(self, seq: cst.Call) -> list:
-        """The layers `model.add_module(name, layer)` / `model.append(layer)` add, in order, to an
-        `nn.Sequential()` made empty and bound to a name, in the function that makes it."""
-        facts = self.ctx.facts
-        holder = next((a for a in facts.holders(seq) if isinstance(a, cst.Assign) and len(a.targets) == 1
-                       and isinstance(a.targets[0].target, cst.Name)), None)
-        if holder is None:
-            return []
-        name, scope = cast(cst.Name, holder.targets[0].target).value, facts.where[holder].function
-        layers = []
-        for c in call_graph(facts).calls_in.get(scope, ()):
-            f = c.func
-            if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == name
-                    and f.attr.value in ("add_module", "append") and c.args):
-                layers.append(c.args[-1].value)
-        return layers
-
-    def _forward_activation(self, cls: cst.ClassDef, depth: int) -> tuple[str, cst.CSTNode] | None:
-        """The activation every `return` of `cls.forward` applies, if one does."""
-        facts = self.ctx.facts
-        fwd = next((st for st in cls.body.body if isinstance(st, cst.FunctionDef) and st.name.value == "forward"), None)
-        if fwd is None:
-            return None
-        found = None
-        for ret in iter_nodes(fwd.body, (cst.Return,)):
-            w = facts.where.get(ret)
-            if w is None or w.function is not fwd:
-                continue
-            act = self._activation(ret.value, ret, depth + 1) if ret.value is not None else None
-            if act is None or (found is not None and found[0] != act[0]):
-                return None
-            found = act
-        return found
-
-    def _self_attr(self, at: cst.CSTNode, attr: str) -> cst.BaseExpression | None:
-        """The value assigned to `self.<attr>` in the class enclosing `at` (one assignment only)."""
-        facts = self.ctx.facts
-        w = facts.where.get(at)
-        cls = w.inside(cst.ClassDef) if w is not None else None
-        if cls is None:
-            return None
-        cache = self.__dict__.setdefault("_attrs", {})
-        if cls not in cache:
-            values: dict[str, list] = {}
-            for a in facts.index.get("Assign", ()):
-                if facts.where[a].inside(cst.ClassDef) is not cls:
-                    continue
-                for t in a.targets:
-                    if _is_self_attr(t.target):
-                        values.setdefault(t.target.attr.value, []).append(a.value)
-            cache[cls] = values
-        vals = cache[cls].get(attr, [])
-        return vals[0] if len(vals) == 1 else None
-
-    def _check_torch(self, call: cst.Call, loss: tuple[str, str]) -> None:
-        name, expected = loss
-        inp = argument(call, "input", 0)
-        found = self._activation(inp, call)
-        if found is None:
-            return
+    def _report_torch(self, name: str, expects: str, found: tuple[str, cst.CSTNode], inp) -> None:
         act, act_node = found
-        if expected == "softmax" and act == "softmax":
-            why = (f"`{name}` applies log-softmax itself: on probabilities the loss is squashed into a narrow range, "
-                   "the gradients almost vanish and training plateaus well above zero loss")
-            hint = f"give `{name}` the raw logits (drop the softmax; apply it only for predictions)"
-        elif expected == "sigmoid" and act == "sigmoid":
-            why = (f"`{name}` applies the sigmoid itself: the probabilities pass through a second sigmoid, which "
-                   "squashes them into (0.5, 0.73), so the loss cannot approach zero and training stalls")
-            hint = f"give `{name}` the raw logits (drop the sigmoid; apply it only for predictions)"
-        elif expected in ("softmax", "softmax-nll") and act == "softmax-log":
-            act = "softmax"
-            why = (f"the log-softmax of a softmax reaches `{name}`: the softmax is applied twice, so the log-probabilities "
-                   "are squashed into a narrow range, the gradients almost vanish and training plateaus well above "
-                   "zero loss")
-            hint = "drop the inner softmax: `log_softmax` of the raw logits (or `cross_entropy` on the logits)"
-        elif expected == "softmax-nll" and act == "softmax":
-            why = (f"`{name}` expects log-probabilities, but gets probabilities: the loss becomes −p (negative, "
-                   "between −1 and 0) with weak gradients, and the model learns poorly")
-            hint = "use `F.log_softmax(...)` before `NLLLoss`, or `CrossEntropyLoss` on the raw logits"
-        else:
-            return
-        reported = self.__dict__.setdefault("_reported", set())
-        if id(act_node) in reported:
+        texts = _TORCH_MISMATCH.get((expects, act))
+        if texts is None or id(act_node) in self._reported:
             return  # one activation, one finding (however many losses it reaches)
-        reported.add(id(act_node))
-        via = "" if act_node is inp else f" (through `{self.ctx.code(inp)}`)"
-        self.report(act_node, f"{act} output given to `{name}`{via}: {why}", hint=hint)
+        self._reported.add(id(act_node))
+        via = "" if act_node is inp else f" (through `{_short(self.ctx.code(inp))}`)"
+        self.report(act_node, texts[0].format(name=name, via=via), hint=texts[1].format(name=name))
+
+    def _check_wrapper(self, call: cst.Call, qn: str) -> None:
+        """Premises 1-3 through a library that trains the module it is given with the criterion it is given
+        (`NeuralNetClassifier(MyModule, criterion=nn.CrossEntropyLoss)`): the criterion applies log-softmax and
+        the module's `forward` returns a softmax on every path."""
+        facts = self.ctx.facts
+        crit = argument(call, "criterion", 1 if qn.endswith(".NeuralNet") else None)
+        if isinstance(crit, cst.Call) and not crit.args:
+            crit = crit.func  # an instance, `nn.CrossEntropyLoss()`
+        name = (facts.qualname(crit) or "").replace("torch.nn.modules.loss.", "torch.nn.") if crit is not None else ""
+        if name != "torch.nn.CrossEntropyLoss":
+            return
+        module = argument(call, "module", 0)
+        acts = activations(facts)
+        b = facts.lookup(module.value, call) if isinstance(module, cst.Name) else None
+        found: tuple[str, cst.CSTNode] | None
+        if b is not None and isinstance(b.value, cst.ClassDef):
+            found = acts.forward_activation(b.value, 0)
+        elif module is None:
+            return
+        else:
+            layer = acts.layer_activation(module, call, 0)
+            found = (layer[0], layer[1] or module) if layer is not None else None
+        if found is None or found[0] != "softmax" or id(found[1]) in self._reported:
+            return
+        self._reported.add(id(found[1]))
+        wrapper = qn.rsplit(".", 1)[-1]
+        self.report(found[1], f"softmax output of `{_short(self.ctx.code(module))}` goes to `CrossEntropyLoss` in "
+                              f"`{wrapper}`, which applies log-softmax itself: the softmax is applied twice",
+                    hint=f"`{wrapper}` computes `criterion(module(X), y)`: on probabilities the loss is squashed and "
+                    "training plateaus; return the raw logits from `forward` (the classifier applies the softmax "
+                    "for `predict_proba`)")
 
     # -- keras -------------------------------------------------------------------------------
-    def _check_keras(self, call: cst.Call) -> None:
-        facts = self.ctx.facts
-        loss = argument(call, "loss", 1)
-        if not isinstance(loss, cst.Call):
+    def _check_keras(self, loss, output, what: str) -> None:
+        """Premise 1: a Keras loss `from_logits=True`; premise 2: the model (or the tensor) it is computed on
+        outputs softmax or sigmoid probabilities on every path; premise 3: compiled on that model, or called
+        on that tensor as `y_pred`."""
+        if loss is None or loss.framework != "keras" or loss.expects is not Output.LOGITS:
             return
-        lq = facts.callee(loss) or ""
-        if not (lq.startswith("keras.") and lq.rsplit(".", 1)[-1] in _KERAS_FROM_LOGITS):
-            return
-        fl = keyword(loss, "from_logits")
-        if fl is None or facts.constant(fl.value, call) is not True:
-            return
-        model = facts.value_of(cast(cst.Attribute, call.func).value, call)
-        if not isinstance(model, ModelValue) or model.call is None:
-            return
-        if facts.callee(model.call) not in ("keras.Sequential", "keras.models.Sequential"):
-            return
-        layers = argument(model.call, "layers", 0)
-        if not isinstance(layers, (cst.List, cst.Tuple)) or not layers.elements:
-            return
-        last = layers.elements[-1].value
-        act = self._keras_activation(last)
+        kind = getattr(output, "output", None)
+        act = {Output.SIGMOID: "sigmoid", Output.PROBABILITIES: "softmax"}.get(kind) if isinstance(kind, Output) else None
         if act is None:
             return
+        node = loss.node
+        fl = keyword(node, "from_logits") if isinstance(node, cst.Call) else None
+        at = fl if fl is not None else node
+        if at is None or id(at) in self._reported:
+            return
+        self._reported.add(id(at))
+        applies = "sigmoid" if loss.targets == "binary" else "softmax"
+        again = " again" if applies == act else ""
+        subject = f"`{_short(what)}` ends in a {act}" if isinstance(output, Module) else f"`{_short(what)}` is a {act} output"
         self.report(
-            fl,
-            f"the model's last layer applies {act}, but `{lq.rsplit('.', 1)[-1]}(from_logits=True)` treats its "
-            f"outputs as logits and applies {act} again: the loss is squashed, gradients shrink and accuracy plateaus",
-            hint=f"either drop the {act} from the last layer (keep `from_logits=True`), or keep it and use "
-            "`from_logits=False`",
+            at,
+            f"{subject}, but `{loss.name}(from_logits=True)` takes its values for logits and applies {applies} to them"
+            f"{again}",
+            hint=f"the loss is computed on squashed values, gradients shrink and accuracy plateaus; either drop the "
+            f"{act} from the last layer (keep `from_logits=True`), or keep it and use `from_logits=False`",
         )
 
-    def _keras_activation(self, layer) -> str | None:
-        facts = self.ctx.facts
-        if not isinstance(layer, cst.Call):
-            return None
-        qn = facts.callee(layer) or ""
-        short = qn.rsplit(".", 1)[-1]
-        if qn.startswith("keras.") and short in ("Softmax",):
-            return "softmax"
-        if qn.startswith("keras.") and short in ("Dense", "Activation"):
-            act = argument(layer, "activation", 1 if short == "Dense" else 0)
-            v = facts.constant(act, layer) if act is not None else None
-            if v in ("softmax", "sigmoid"):
-                return v
-            aq = facts.qualname(act) if act is not None else None
-            if aq and aq.startswith("keras.") and aq.rsplit(".", 1)[-1] in ("softmax", "sigmoid"):
-                return aq.rsplit(".", 1)[-1]
-        return None
 
 
 #: heads with several logits outputs, and their label columns in output order
@@ -694,6 +391,7 @@ class SingleLossMultiOutput(Rule):
     code = "TL404"
     name = "single-loss-multi-output"
     severity = Severity.ERROR
+    measured_from = 4
     #: a `*ForQuestionAnswering` model compiled with a loss, `fit` on `to_tf_dataset(label_cols=...)`
     gate = (("compile",), ("fit",), ("to_tf_dataset",), ("label_cols",), ("*ForQuestionAnswering",))
 
@@ -714,11 +412,308 @@ class SingleLossMultiOutput(Rule):
             names = ", ".join(o for _, o in outputs)
             self.report(
                 loss,
-                f"`{model.cls}` has {len(outputs)} outputs ({names}) but is trained with one label tensor "
-                f"(`label_cols={ds.label_cols!r}`): transformers matches a single label to the first output only, "
-                f"so `{outputs[-1][1]}` never gets a loss and never learns — no error, and the predicted spans are "
-                "garbage",
-                hint=f"give one label per output: `label_cols={[c for c, _ in outputs]!r}` (the loss is applied to "
-                "each), or drop `loss=` and keep the labels in the inputs to use the model's internal loss",
+                f"`{model.cls}` has {len(outputs)} outputs ({names}) but one label tensor (`label_cols="
+                f"{ds.label_cols!r}`): `{outputs[-1][1]}` never gets a loss",
+                hint="transformers matches a single label to the first output only: the other never learns — no "
+                f"error, and the predicted spans are garbage; give one label per output: `label_cols="
+                f"{[c for c, _ in outputs]!r}` (the loss is applied to each), or drop `loss=` and keep the labels in "
+                "the inputs to use the model's internal loss",
             )
+            return
+
+
+# ---------------------------------------------------------------------------------------------
+# TL409, TL410, TL412: the output activation against what the loss expects.
+
+#: the Keras cross-entropies, as gate words (a loss given as a string needs `compile`)
+_KERAS_CE_WORDS = ("compile", "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
+                   "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy", "binary_crossentropy",
+                   "categorical_crossentropy", "sparse_categorical_crossentropy", "binary_focal_crossentropy",
+                   "categorical_focal_crossentropy")
+_TORCH_LOSS_WORDS = ("CrossEntropyLoss", "cross_entropy", "NLLLoss", "nll_loss", "BCELoss", "binary_cross_entropy",
+                     "BCEWithLogitsLoss", "binary_cross_entropy_with_logits", "MultiLabelSoftMarginLoss",
+                     "multilabel_soft_margin_loss")
+
+
+def _keras_layer(facts, node: cst.CSTNode | None) -> bool:
+    """``node`` makes a Keras layer (or calls one): `Dense(1)`, `Activation("softmax")(x)`."""
+    if not isinstance(node, cst.Call):
+        return False
+    q = facts.callee(node) or ""
+    if not q and isinstance(node.func, cst.Call):
+        q = facts.callee(node.func) or ""
+    return q.startswith("keras.layers.")
+
+
+def _output_of(site: LossSite) -> tuple[Output | None, cst.CSTNode | None, Output | None, cst.CSTNode | None,
+                                        int | None]:
+    """(output, origin, scores, scores origin, units) of what the loss is computed on."""
+    v = site.values
+    if isinstance(v, (Module, Tensor)):
+        return v.output, v.origin, v.scores, v.scores_origin, v.units
+    return None, None, None, None, None
+
+
+@register
+class KerasLogitsIntoProbabilityLoss(Rule):
+    """A plain or subclassed Keras model whose last layer is linear, trained with a cross-entropy that expects
+    probabilities (no `from_logits=True`)."""
+
+    code = "TL412"
+    name = "keras-logits-into-probability-loss"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    #: a Keras cross-entropy (a string one needs `compile`) on a model whose linear last layer is a Dense or a
+    #: convolution of the file
+    gate = (_KERAS_CE_WORDS, ("Dense", "Conv1D", "Conv2D", "Conv3D"))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        site = loss_site(facts, node)
+        # premise 2: a Keras cross-entropy that expects probabilities (`from_logits` absent or False)
+        if site is None or site.loss.framework != "keras" or site.loss.expects not in (Output.PROBABILITIES,
+                                                                                        Output.SIGMOID):
+            return
+        output, origin, _, _, _ = _output_of(site)
+        # premises 1 and 3: what the loss is computed on is a Keras layer's linear output (no activation)
+        if output is not Output.LOGITS or not _keras_layer(facts, origin) or origin is None:
+            return
+        if isinstance(site.values, Module) and site.values.framework != "keras":
+            return
+        layer = _short(self.ctx.code(origin))
+        binary = site.loss.targets == "binary"
+        self.report(
+            site.at,
+            f"`{layer}` has no activation, but `{site.loss.name}` (no `from_logits=True`) takes its raw "
+            f"outputs for {'probabilities' if binary else 'a probability distribution'}",
+            hint="Keras computes the loss as if the scores were probabilities: it "
+            + ("clips them to [1e-7, 1 - 1e-7], so the gradient vanishes outside that range"
+               if binary else "divides them by their sum and clips them, so negative scores give nonsense")
+            + " and the loss barely moves. Pass `from_logits=True` to the loss (`keras.losses."
+            + _KERAS_LOSS_CLASS.get(site.loss.name, site.loss.name)
+            + "(from_logits=True)`), or give the last layer "
+            + ('`activation="sigmoid"`' if binary else '`activation="softmax"`'),
+        )
+
+
+_KERAS_LOSS_CLASS = {
+    "binary_crossentropy": "BinaryCrossentropy", "categorical_crossentropy": "CategoricalCrossentropy",
+    "sparse_categorical_crossentropy": "SparseCategoricalCrossentropy",
+    "binary_focal_crossentropy": "BinaryFocalCrossentropy", "categorical_focal_crossentropy": "CategoricalFocalCrossentropy",
+}
+
+#: (framework, what the values are, what the loss expects) → (what is wrong, why and what to do); Keras
+#: losses here take probabilities (`from_logits=False`: their linear outputs are TL412's), torch losses name theirs
+_MISMATCH = {
+    ("keras", Output.SIGMOID, Output.PROBABILITIES): (
+        "independent sigmoid scores, but `{loss}` expects one softmax distribution over the classes",
+        "the loss renormalises scores that do not sum to 1 and trains on them; the outputs are no class "
+        "probabilities. Use `softmax` for one class out of several, or a binary cross-entropy for several labels"),
+    ("keras", Output.NON_NEGATIVE, Output.PROBABILITIES): (
+        "ReLU outputs, but `{loss}` expects one softmax distribution over the classes",
+        "the loss divides the outputs by their sum: a row of zeros gives NaN, and the scores are no probabilities; "
+        "use `softmax` on the last layer"),
+    ("keras", Output.NON_NEGATIVE, Output.SIGMOID): (
+        "ReLU outputs, but `{loss}` expects probabilities in (0, 1)",
+        "the loss clips values above 1 to 1 - 1e-7: their gradient is zero and the loss stalls; use `sigmoid` on "
+        "the last layer (or a loss with `from_logits=True` on a linear one)"),
+    ("torch", Output.SIGMOID, Output.LOGITS): (
+        "sigmoid outputs, but `{loss}` takes logits and applies log-softmax to them",
+        "a softmax over values in (0, 1) is nearly uniform: the loss cannot approach 0 and training stalls; give "
+        "`{loss}` the raw scores (drop the sigmoid), or use `BCEWithLogitsLoss` for independent labels"),
+    ("torch", Output.SIGMOID, Output.LOG_PROBABILITIES): (
+        "sigmoid outputs, but `{loss}` expects log-probabilities",
+        "NLLLoss returns minus the value at the target: on probabilities it is -p, no cross-entropy; use "
+        "`log_softmax` (or `CrossEntropyLoss` on the raw scores)"),
+    ("torch", Output.LOGITS, Output.LOG_PROBABILITIES): (
+        "raw scores of a linear layer, but `{loss}` expects log-probabilities",
+        "NLLLoss returns minus the score at the target: it falls without bound as that score grows and never "
+        "compares the classes; apply `log_softmax` first, or use `CrossEntropyLoss` on the raw scores"),
+    ("torch", Output.LOGITS, Output.SIGMOID): (
+        "raw scores of a linear layer, but `{loss}` expects probabilities in [0, 1]",
+        'torch raises "all elements of input should be between 0 and 1" on the first score outside it; use '
+        "`BCEWithLogitsLoss` on the raw scores, or apply `torch.sigmoid` first"),
+    ("torch", Output.LOG_PROBABILITIES, Output.SIGMOID): (
+        "log-probabilities, but `{loss}` expects probabilities in [0, 1]",
+        'torch raises "all elements of input should be between 0 and 1" on negative values; use `NLLLoss` on '
+        "log-probabilities, or `BCEWithLogitsLoss` on raw scores"),
+}
+
+
+@register
+class OutputActivationLossMismatch(Rule):
+    """The activation of the model's last layer is not what the loss expects: a sigmoid into a categorical
+    cross-entropy or `CrossEntropyLoss`, a linear output into `NLLLoss` or `BCELoss`, a one-unit sigmoid into a
+    categorical loss."""
+
+    code = "TL409"
+    name = "output-activation-loss-mismatch"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    #: a loss of Keras (a string one needs `compile`), torch or a functional Keras one
+    gate = ((*_KERAS_CE_WORDS, *_TORCH_LOSS_WORDS),)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._reported: set[int] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        site = loss_site(facts, node)
+        if site is None or site.loss.expects is None or site.loss.framework not in ("keras", "torch"):
+            return
+        output, origin, _, _, units = _output_of(site)
+        if output is None or origin is None:
+            return
+        if site.loss.framework == "keras" and not (_keras_layer(facts, origin) or self._activation_call(origin)):
+            return  # premise 1: the values come from a Keras layer or an activation function the source shows
+        expects = site.loss.expects
+        if site.loss.framework == "keras" and expects is Output.LOGITS:
+            return  # probabilities into a loss `from_logits=True`: TL403 (ReLU outputs: TL410)
+        key = (site.loss.framework, output, expects)
+        name = site.loss.name
+        if output is Output.SIGMOID and expects is Output.PROBABILITIES and units == 1:
+            sparse = site.loss.targets == "class ids"
+            self._report(site, site.at, f"one sigmoid unit into `{site.loss.name}`: a categorical cross-entropy "
+                         "over one unit is constant, so nothing learns",
+                         "the loss normalises the outputs over the classes axis, where one unit is always the whole "
+                         "distribution: the loss is 0 with zero gradients"
+                         + (" (and a label 1 is out of the valid range [0, 1))" if sparse else "")
+                         + "; use `binary_crossentropy` for a binary output")
+            return
+        texts = _MISMATCH.get(key)
+        if texts is None:
+            return
+        # a compiled model: where its last activation is set (the fix is there, or in the loss beside it)
+        self._report(site, origin if site.compiled else site.at, texts[0].format(loss=name), texts[1].format(loss=name))
+
+    def _activation_call(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.Call) and (self.ctx.facts.callee(node) or "").startswith(
+            ("tensorflow.", "keras.activations.", "keras.ops."))
+
+    def _report(self, site: LossSite, at: cst.CSTNode, message: str, hint: str) -> None:
+        if id(at) in self._reported:
+            return
+        self._reported.add(id(at))
+        what = _short(self.ctx.code(site.prediction)) if site.prediction is not None else "the prediction"
+        self.report(at, message if message.startswith("one ") else f"`{what}` gives {message}", hint=hint)
+
+
+@register
+class ReluBeforeLogitsLoss(Rule):
+    """A final ReLU (an output that cannot be negative) fed to a loss that takes logits (`CrossEntropyLoss`,
+    `BCEWithLogitsLoss`, a Keras loss `from_logits=True`), or under the log-softmax / softmax the loss is given."""
+
+    code = "TL410"
+    name = "relu-before-logits-loss"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    #: a ReLU (a layer, a function, or `activation="relu"`: a Dense or a convolution) and a loss
+    gate = (("ReLU", "ReLU6", "relu", "relu6", "Dense", "Conv1D", "Conv2D", "Conv3D"),
+            (*_KERAS_CE_WORDS, *_TORCH_LOSS_WORDS))
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._reported: set[int] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        site = loss_site(self.ctx.facts, node)
+        if site is None or site.loss.framework not in ("keras", "torch") or site.loss.expects is None:
+            return
+        output, origin, scores, scores_origin, _ = _output_of(site)
+        expects = site.loss.expects
+        if output is Output.NON_NEGATIVE and expects is Output.LOGITS:
+            relu, under = origin, ""  # premise 1-2: the loss normalises the ReLU's output itself
+        elif scores is Output.NON_NEGATIVE and output in (Output.LOG_PROBABILITIES, Output.PROBABILITIES,
+                                                          Output.SIGMOID) and (
+                output is expects or (output is Output.LOG_PROBABILITIES and expects is Output.LOGITS)):
+            relu, under = scores_origin, {Output.LOG_PROBABILITIES: "log-softmax", Output.PROBABILITIES: "softmax",
+                                          Output.SIGMOID: "sigmoid"}[output]
+        else:
+            return
+        if relu is None or id(relu) in self._reported:
+            return
+        self._reported.add(id(relu))
+        loss = site.loss.name
+        where = f"under the {under} given to `{loss}`" if under else f"before `{loss}`, which takes logits"
+        self.report(
+            relu,
+            f"`{_short(self.ctx.code(relu))}` is the last activation {where}: the class scores can never be "
+            "negative",
+            hint="scores clipped at 0 cannot push a wrong class below the others, every class the ReLU silences gets "
+            "the same score, and a unit stuck below 0 gets no gradient at all (dead units): training stalls. Drop "
+            "the final ReLU: the loss (or the softmax) wants raw scores",
+        )
+
+
+@register
+class LabelEncodingLossMismatch(Rule):
+    """Labels encoded the way the loss does not take: integer class ids into `categorical_crossentropy` (one-hot
+    expected), one-hot vectors into `sparse_categorical_crossentropy` or `NLLLoss` (class ids expected)."""
+
+    code = "TL408"
+    name = "label-encoding-loss-mismatch"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    #: Keras: a cross-entropy (strings need `compile`) and a `fit`; torch: `one_hot` and a class-id loss
+    gate = ((*_KERAS_CE_WORDS, "CrossEntropyLoss", "cross_entropy", "NLLLoss", "nll_loss"),
+            ("fit", "fit_generator", "one_hot"))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        site = loss_site(facts, node)
+        if site is None:
+            return
+        if site.compiled:
+            self._check_keras(site)
+        elif site.loss.framework == "torch" and site.target is not None and site.loss.targets == "class ids":
+            t = program(facts).of(site.target, node)
+            # premise 1: one-hot vectors, straight from `one_hot` (int64: CrossEntropyLoss takes float class
+            # probabilities only); premise 2: a loss that takes class ids
+            if not isinstance(t, Tensor) or t.output is not Output.ONE_HOT or not isinstance(t.node, cst.Call):
+                return
+            if site.loss.name in ("CrossEntropyLoss", "cross_entropy") and not (
+                    facts.callee(t.node) or "").endswith(".one_hot"):
+                return
+            self.report(
+                node,
+                f"`{_short(self.ctx.code(site.target))}` holds one-hot vectors, but `{site.loss.name}` takes class "
+                "ids: the first step fails",
+                hint="the target is made by `one_hot` (int64, one vector a sample): "
+                + ("NLLLoss wants one class index a sample (`multi-target not supported`)"
+                   if site.loss.name in ("NLLLoss", "nll_loss") else
+                   'CrossEntropyLoss reads an int64 target as class ids of shape (N,) and fails ("Expected '
+                   'floating point type for target with class probabilities")')
+                + "; give the loss the class ids themselves (`labels`, or `onehot.argmax(dim=1)`)",
+            )
+
+    def _check_keras(self, site: LossSite) -> None:
+        targets = site.loss.targets  # premise 2: the loss takes one-hot vectors, or class ids
+        if targets not in ("one-hot", "class ids"):
+            return
+        model = site.values if isinstance(site.values, Module) else None
+        if targets == "one-hot" and model is not None and model.units == 1:
+            return  # one output unit: a categorical loss over it is TL409's
+        for kind, made in fit_labels(self.ctx.facts, site):  # premises 1 and 3: the labels `fit` trains it on
+            if (kind, targets) not in ((Output.ONE_HOT, "class ids"), (Output.CLASS_IDS, "one-hot")):
+                continue
+            made_by = _short(self.ctx.code(made))
+            if kind is Output.ONE_HOT:
+                message = (f"`{site.loss.name}` takes integer class ids, but the labels are one-hot vectors "
+                           f"(`{made_by}`)")
+                hint = ("the sparse loss wants one class index a sample: fit fails on the label shape; use "
+                        "`categorical_crossentropy` with one-hot labels, or keep the sparse loss and the integer "
+                        "labels (drop `to_categorical`, `class_mode=\"sparse\"`)")
+            else:
+                message = (f"`{site.loss.name}` takes one-hot vectors, but the labels are integer class ids "
+                           f"(`{made_by}`)")
+                hint = ("the categorical loss wants one vector of class probabilities a sample: fit fails on the "
+                        "label shape (or, with an output of one unit, trains on nothing); use "
+                        "`sparse_categorical_crossentropy` with integer labels, or one-hot encode them "
+                        "(`keras.utils.to_categorical`)")
+            self.report(site.at, message, hint=hint)
             return

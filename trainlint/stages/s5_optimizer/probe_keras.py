@@ -7,19 +7,24 @@
 - ``check_step``: TL506 — one real ``train_step`` (``model.train_on_batch``, the model's own
   ``train_step`` and compiled optimizer) on the batch moves the trainable weights. Rows whose label is
   out of range (TL106) are left out so that the rest of the pipeline can still be checked.
+- a hand-written ``GradientTape`` loop (the points ``tape.apply`` and ``tape.step_done``): variables that
+  get no gradient (TL308; none at all: TL506) and weights that do not change over the observed steps
+  (TL506), whatever the cause (the loss computed outside the tape, ``tape.gradient`` of other
+  variables, a learning rate of 0).
 """
 
 from __future__ import annotations
 
-import types
 from typing import Any
 
-from trainlint.probe import keras_util as ku
-from trainlint.probe.checks import incomplete, probe_check
+from trainlint.probe.child import keras_util as ku
+from trainlint.probe.child.harness import Harness
+from trainlint.probe.child.points import FIT_BATCH, TAPE_APPLY, TAPE_STEP_DONE, KerasState, TapeState
+from trainlint.probe.child.registry import check
 
 
-@probe_check("TL501", "TL503", framework="keras", path="fit", phase="optimizer")
-def check_optimizer(h: types.ModuleType, st: Any) -> None:
+@check(FIT_BATCH, "TL501", "TL503", "TL707")
+def check_optimizer(h: Harness, st: KerasState) -> None:
     opt = getattr(st.model, "optimizer", None)
     if opt is None:
         h.finding(
@@ -74,14 +79,14 @@ def _snapshot(model: Any) -> list[Any]:
     return [ku.np_of(v).copy() for v in model.trainable_variables]
 
 
-@probe_check("TL506", "TL406", "TL707", framework="keras", path="fit", order=501, phase="optimizer")
-def check_step(h: types.ModuleType, st: Any) -> None:
+@check(FIT_BATCH, "TL506", "TL406", "TL707", order=501)
+def check_step(h: Harness, st: KerasState) -> None:
     import numpy as np
 
     x, y, sw = ku.step_batch(st)
     n = ku.batch_len(x)
     if not n:
-        incomplete(h, "train step", "no usable row in the batch for a train step", codes=("TL506",))
+        h.incomplete("train step", "no usable row in the batch for a train step", codes=("TL506",))
         return
     ku.skip_warmup(h, st)
     before = _snapshot(st.model)
@@ -141,3 +146,64 @@ def check_step(h: types.ModuleType, st: Any) -> None:
         if loss is not None
         else f"one train step{subset}: {len(moved)}/{len(before)} trainable variables moved"
     )
+
+
+# ---------------------------------------------------------------- hand-written GradientTape loops
+
+
+@check(TAPE_APPLY, "TL506", "TL308")
+def check_tape_gradients(h: Harness, tape: TapeState) -> None:
+    """Before ``apply_gradients``: which variables got no gradient (all of them: the run stops here, as
+    ``apply_gradients`` raises on all-None gradients)."""
+    variables, line, opt = tape.variables, tape.line, tape.optimizer
+    names = [getattr(v, "path", None) or getattr(v, "name", "?") for v in variables]
+    missing = [n for g, n in zip(tape.grads, names) if g is None]
+    if variables and len(missing) == len(variables) and not tape.reported:
+        tape.reported = True
+        h.finding(
+            "TL506",
+            f"the weights never move: no gradient reached any of the {len(variables)} variables given to "
+            f"{type(opt).__name__}.apply_gradients (step {tape.steps + 1})",
+            evidence=(
+                f"every gradient is None at {h.where(line)}: the loss was computed outside the "
+                "`with tf.GradientTape()` block, or tape.gradient() was asked for other variables than "
+                "the ones the loss depends on"
+            ),
+            line=line,
+            confirms=("TL308",),
+        )
+        # apply_gradients raises on all-None gradients (Keras 3, tf-keras): the finding says why.
+        h.stop("reached-training", f"stopped the GradientTape loop at its first apply_gradients ({h.where(line)}): "
+               "no gradient to apply", line)
+    elif missing and tape.steps == 0:
+        h.finding(
+            "TL308",
+            f"{len(missing)} of {len(variables)} variables get no gradient: {missing[:5]}",
+            evidence=f"None gradients in apply_gradients at {h.where(line)}: {missing[:5]}",
+            line=line,
+        )
+    elif tape.steps == 0:
+        h.checked("TL308")
+
+
+@check(TAPE_STEP_DONE, "TL506")
+def check_tape_weights_move(h: Harness, tape: TapeState) -> None:
+    """After the second ``apply_gradients``: the variables changed since before the first."""
+    if tape.reported or tape.first is None:
+        return
+    import numpy as np
+
+    line = tape.line
+    now = [ku.np_of(v) for v in tape.watched]
+    moved = [i for i, (a, b) in enumerate(zip(tape.first, now)) if a.shape != b.shape or not np.array_equal(a, b)]
+    if not moved:
+        lr, sched = ku.effective_lr(tape.optimizer)
+        h.finding(
+            "TL506",
+            f"the weights never move: two apply_gradients steps left all {len(now)} variables unchanged",
+            evidence=f"{type(tape.optimizer).__name__} learning_rate {ku.fmt_lr(lr)}{sched}; every variable equal "
+            f"before step 1 and after step 2 ({h.where(line)})",
+            line=line,
+        )
+    else:
+        h.checked("TL506")

@@ -14,12 +14,15 @@ from trainlint.facts import (
     TRAINING_ARGS_WORDS,
     ModelValue,
     argument,
+    dotted,
     has_star_kwargs,
     iter_nodes,
     keyword,
     literal,
 )
 from trainlint.facts.calls import call_graph
+from trainlint.facts.objects import Module
+from trainlint.facts.program import program
 from trainlint.facts.models import keras_backbone, model_of, optimizer_model, parameters_owner, torch_optimizer
 from trainlint.facts.versions import legacy_keras_env
 from trainlint.findings import Applicability, Severity
@@ -47,6 +50,7 @@ class StringOptimizer(Rule):
     code = "TL501"
     name = "string-optimizer"
     severity = Severity.WARNING
+    measured_from = 4
     probe = "Reads the optimizer Keras really compiled: its class and effective learning rate."
     #: `<model>.compile(...)` on a model built by a transformers `from_pretrained` (absolute import)
     gate = (("compile",), ("from_pretrained",), ("transformers",))
@@ -68,14 +72,16 @@ class StringOptimizer(Rule):
             return  # `bert.trainable = False`: only the new head trains, at the default rate
         key = name.lower()
         lr = KERAS_DEFAULT_LR.get(key)
+        if lr is None:
+            return  # premise 1: a Keras optimizer whose default rate is known (all are 1e-3 or more)
         cls = KERAS_CLASS.get(key, name)
-        rate = f"its default learning rate {lr:g}" if lr else "its default learning rate"
         self.report(
             opt,
-            f'`optimizer="{name}"` silently uses {rate}, far too high to fine-tune the pretrained `{model.cls}`: '
-            "the loss goes down slowly and stalls at a high value (or diverges)",
-            hint=f"pass an optimizer object with an explicit rate, e.g. `keras.optimizers.{cls}(learning_rate=5e-5)`, "
-            "or one from `transformers.create_optimizer(...)`",
+            f'`optimizer="{name}"` silently uses its default learning rate {lr:g}, far too high to fine-tune the '
+            f"pretrained `{model.cls}`",
+            hint="the loss goes down slowly and stalls at a high value (or diverges); pass an optimizer object with an "
+            f"explicit rate, e.g. `keras.optimizers.{cls}(learning_rate=5e-5)`, or one from "
+            "`transformers.create_optimizer(...)`",
             fix=self._fix(opt, key, name),
         )
 
@@ -231,6 +237,7 @@ class TorchOptimizerDefaultLr(Rule):
     code = "TL502"
     name = "torch-optimizer-default-lr"
     severity = Severity.WARNING
+    measured_from = 4
     probe = "Reads the learning rate of the optimizer at the first step: the class default confirms it."
     #: `torch.optim.<class with a default rate>(model.parameters())` on a transformers `from_pretrained` model
     gate = (("torch",), ("optim",), tuple(TORCH_DEFAULT_LR), ("parameters", "named_parameters"),
@@ -256,10 +263,11 @@ class TorchOptimizerDefaultLr(Rule):
         lr = TORCH_DEFAULT_LR[cls]
         self.report(
             node.func,
-            f"`{self.ctx.code(node.func)}(...)` has no `lr`: it uses {cls}'s default {_rate(lr)}, 20–50 times the "
-            f"usual rate for fine-tuning the pretrained `{model.cls}`: the loss goes up, oscillates or plateaus "
-            "and the pretrained weights are destroyed",
-            hint="pass a fine-tuning rate, e.g. `lr=5e-5` (2e-5 to 5e-5 is usual for BERT-size models)",
+            f"`{self.ctx.code(node.func)}(...)` has no `lr`: its default {_rate(lr)} is far too high to fine-tune "
+            f"the pretrained `{model.cls}`",
+            hint=f"{cls}'s default is 20–50 times the usual fine-tuning rate: the loss goes up, oscillates or plateaus "
+            "and the pretrained weights are destroyed; pass a fine-tuning "
+            "rate, e.g. `lr=5e-5` (2e-5 to 5e-5 is usual for BERT-size models)",
         )
 
 
@@ -274,6 +282,7 @@ class HighLearningRate(Rule):
     code = "TL503"
     name = "high-learning-rate"
     severity = Severity.WARNING
+    measured_from = 4
     probe = "Reads the learning rate of the optimizer at the first step (≥ 1e-3 confirms it)."
     #: three paths, each on a transformers `from_pretrained` model: `TrainingArguments(learning_rate=)` with a
     #: Trainer; `torch.optim.X(model.parameters(), lr)`; `<model>.compile(optimizer=keras.optimizers.X(...) or
@@ -307,9 +316,8 @@ class HighLearningRate(Rule):
             return
         self.report(
             expr,
-            f"{what} {_rate(value)} is far too high to fine-tune the pretrained `{model.cls}` (2e-5 to 5e-5 is "
-            "usual): the loss goes up, explodes or oscillates, or the model collapses to predicting one class",
-            hint=hint,
+            f"{what} {_rate(value)} is far too high to fine-tune the pretrained `{model.cls}` (2e-5 to 5e-5 is usual)",
+            hint="the loss goes up, explodes or oscillates, or the model collapses to predicting one class; " + hint,
         )
 
     def _training_arguments(self, node: cst.Call) -> None:
@@ -395,9 +403,9 @@ class HighLearningRate(Rule):
             self.report(
                 opt,
                 f"`{self.ctx.code(opt.func)}()` without `learning_rate` uses its default "
-                f"{_rate(KERAS_OPTIMIZER_DEFAULT_LR[cls])}, far too high to fine-tune the pretrained `{model.cls}`: "
-                "the loss goes up, explodes or oscillates, or the model collapses to predicting one class",
-                hint="pass `learning_rate=5e-5` (2e-5 to 5e-5 is usual)",
+                f"{_rate(KERAS_OPTIMIZER_DEFAULT_LR[cls])}, far too high to fine-tune the pretrained `{model.cls}`",
+                hint="the loss goes up, explodes or oscillates, or the model collapses to predicting one class; pass "
+                "`learning_rate=5e-5` (2e-5 to 5e-5 is usual)",
             )
             return
         kw = "lr" if lr is not None and argument(opt, "learning_rate", 0) is None else "learning_rate"
@@ -405,21 +413,45 @@ class HighLearningRate(Rule):
                     "use `learning_rate=5e-5` (2e-5 to 5e-5 is usual)")
 
 
-#: optimizer methods that save, restore or extend its state without stepping the model it holds
-_STATE_METHODS = frozenset({"state_dict", "load_state_dict", "add_param_group"})
-
-
 @register
 class OptimizerOnReplacedModel(Rule):
-    """The optimizer was built on `model.parameters()`, then `model` was rebound to another model."""
+    """An optimizer built on a model's parameters still steps after the model's name is bound to another model."""
 
     code = "TL504"
     name = "optimizer-on-replaced-model"
     severity = Severity.ERROR
+    default = False
+    measured_from = 4
     probe = ("Compares the optimizer's parameters with the model being trained: no overlap confirms it "
              "(one step then moves nothing).")
     #: `opt = torch.optim.X(model.parameters(), ...)`
     gate = (("torch",), ("optim",), ("parameters", "named_parameters"))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        if torch_optimizer(facts, node) is None:
+            return
+        owner = parameters_owner(argument(node, "params", 0))  # premise 1: the optimizer holds `owner`'s parameters
+        opt = self._assignment_of(node)
+        if not isinstance(owner, cst.Name) or opt is None:
+            return
+        for later in facts.assigned_later(owner.value, node):
+            if not self._another_model(later, owner.value, node):  # premise 2
+                continue
+            end = rebound_after(facts, opt, later.order, node)
+            how = self._old_optimizer_steps(opt, owner.value, later.order, end, facts.where[node].function)  # 3
+            if how is None:
+                continue
+            self.report(
+                later.target,
+                f"`{owner.value}` is bound to another model here, but `{opt}` still holds the old model's "
+                f"parameters: {how} moves none of the new model's weights",
+                hint=f"`{opt} = {self.ctx.code(node.func)}({self._params_code(node)}, ...)` was built on the model `{owner.value}` held before: "
+                "an optimizer keeps references to the parameter tensors it was given, so its steps update a model "
+                f"nobody trains and the loss stays flat. Build the optimizer after the final `{owner.value} = ...` "
+                "(or keep training the first model)",
+            )
+            return
 
     def _params_code(self, node: cst.Call) -> str:
         """What the optimizer was given, as written (`model.named_parameters()`, `params`...)."""
@@ -427,126 +459,157 @@ class OptimizerOnReplacedModel(Rule):
         text = self.ctx.code(arg) if arg is not None else ""
         return text if len(text) <= 60 else "..."
 
-    def visit_Call(self, node: cst.Call) -> None:
-        if torch_optimizer(self.ctx.facts, node) is None:
-            return
-        facts = self.ctx.facts
-        owner = parameters_owner(argument(node, "params", 0))
-        if not isinstance(owner, cst.Name):
-            return
-        w = facts.where.get(node)
-        scope = w.function if w else None
-        opt_name = self._assignment_of(node)
-        if opt_name is None:
-            return
-        for later in facts.assigned_later(owner.value, node):
-            value = later.value
-            if not isinstance(value, cst.BaseExpression) or self._keeps_model(value, owner.value):
-                continue
-            # the optimizer is rebuilt after the new model: fine
-            rebuilt = [b for b in facts.assigned_later(opt_name, node) if b.order > later.order]
-            first_rebuild = min((b.order for b in rebuilt), default=1 << 60)
-            if not (self._used_after(opt_name, later.order, first_rebuild, scope)
-                    or self._trained_by_a_function(opt_name, owner.value, later.order, first_rebuild, scope)):
-                continue
-            self.report(
-                later.target,
-                f"`{owner.value}` is rebound here, after `{opt_name} = {self.ctx.code(node.func)}({self._params_code(node)}, ...)`: "
-                "the optimizer still holds the old model's weights, so "
-                f"`{opt_name}.step()` never moves the new model's — the loss does not go down",
-                hint=f"build the optimizer after the final `{owner.value} = ...` (or keep training the first model)",
-            )
-            return
-
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self._assigned: dict[int, str] | None = None
-        self._uses: dict[str, list[tuple[int, object]]] | None = None
-
     def _assignment_of(self, call: cst.Call) -> str | None:
         """`optimizer` in `optimizer = AdamW(...)` (one index of the file's assignments, built once)."""
-        if self._assigned is None:
-            self._assigned = {
+        assigned = self.__dict__.get("_assigned")
+        if assigned is None:
+            assigned = self._assigned = {
                 id(a.value): a.targets[0].target.value
                 for a in self.ctx.facts.index.get("Assign", ())
                 if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name)
             }
-        return self._assigned.get(id(call))
+        return assigned.get(id(call))
 
-    @staticmethod
-    def _keeps_model(value: cst.BaseExpression, name: str) -> bool:
-        """`model.to(device)`, `accelerator.prepare(model)`, `DDP(model)`, `torch.compile(model)`: the same
-        parameters. A value that does not mention the old model is a new one; so are a deep copy and a
-        PEFT wrapper (its new adapter weights are not in the optimizer)."""
-        if literal(value) is None:
-            return True  # `model = None`: freeing memory
-        attrs = {id(a.attr) for a in iter_nodes(value, (cst.Attribute,))}  # `args.model` is not `model`
-        if not any(n.value == name and id(n) not in attrs for n in iter_nodes(value, (cst.Name,))):
+    def _another_model(self, later, name: str, optimizer_call: cst.Call) -> bool:
+        """Premise 2: the new binding of ``name`` is a model object other than the one the optimizer holds: a
+        model the program model or the dataflow knows, another instance made by the constructor that made
+        the first (`rnn = RNN(...)` twice), a deep copy or a PEFT wrapper (its new weights are not in the
+        optimizer). `model.to(device)`, `DDP(model)`, `torch.compile(model)`, `model = None` are the same
+        parameters or no model."""
+        value = later.value
+        if not isinstance(value, cst.BaseExpression) or literal(value) is None:
             return False
-        if isinstance(value, cst.Call):
-            f = value.func
-            short = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
-            if short in ("get_peft_model", "deepcopy"):
-                return False
-        return True
-
-    def _trained_by_a_function(self, opt_name: str, model: str, start: int, end: int, scope) -> bool:
-        """A call between the two orders, in ``scope``, runs a function of the file that reads both the
-        optimizer and the model as the globals rebound here (`def train(...): rnn(x) ... optimizer.step()`)."""
         facts = self.ctx.facts
-        if scope is not None:
-            return False
+        attrs = {id(a.attr) for a in iter_nodes(value, (cst.Attribute,))}  # `args.model` is not `model`
+        mentions = any(n.value == name and id(n) not in attrs for n in iter_nodes(value, (cst.Name,)))
+        if mentions:
+            f = value.func if isinstance(value, cst.Call) else None
+            short = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+            return short in ("get_peft_model", "deepcopy")
+        at = value if value in facts.where else optimizer_call
+        if isinstance(facts.value_of(value, at), ModelValue) or isinstance(program(facts).of(value, at), Module):
+            return True
+        first = facts.lookup(name, optimizer_call)
+        return (isinstance(value, cst.Call) and first is not None and isinstance(first.value, cst.Call)
+                and dotted(first.value.func) is not None and dotted(first.value.func) == dotted(value.func))
+
+    def _old_optimizer_steps(self, opt: str, model: str, start: int, end: int, scope) -> str | None:
+        """Premise 3: after the rebinding (and before ``opt`` names anything else), the old optimizer steps for
+        the new model: `opt.step()` once the new model has run, `opt` handed with the model to one call
+        (`Trainer(model=model, optimizers=(opt, None))`, `train(model, opt)`), or a function of the file run
+        then that reads both as module-level names and steps `opt`."""
+        facts = self.ctx.facts
         graph = call_graph(facts)
-        for call in graph.calls_in.get(None, ()):
-            if start < facts.where[call].order < end:
+        used = False
+        for call in graph.calls_in.get(scope, ()):
+            order = facts.where[call].order
+            if not start < order < end:
+                continue
+            names = _names_in_call(call)
+            f = call.func
+            if isinstance(f, cst.Attribute) and f.attr.value == "step" and dotted(f.value) == opt and used:
+                return f"`{opt}.step()`"
+            if model in names:
+                used = True
+                if opt in names:
+                    return f"`{_short(self.ctx.code(call.func))}(...)`, given both,"
+            if scope is None:
                 fn = graph.target(call)
-                if fn is not None and self._reads_global(graph, fn, opt_name) and self._reads_global(graph, fn, model):
-                    return True
+                if fn is not None and _steps_global(graph, fn, opt) and _reads_global(graph, fn, model):
+                    return f"`{_short(self.ctx.code(call.func))}(...)`, which steps it,"
+        return None
+
+
+def _short(code: str) -> str:
+    return code if len(code) <= 30 else "..." + code[-27:]
+
+
+def rebound_after(facts, name: str, order: int, at: cst.CSTNode) -> int:
+    """The order of the first statement after ``order`` that binds ``name`` anew in the scope of ``at``: an
+    assignment, a `for`, a `def`, or an import (`from torch import nn, optim` rebinds `optim`)."""
+    w = facts.where.get(at)
+    scope = w.function if w is not None else None
+    orders = [b.order for b in facts.assigned_later(name, at) if b.order > order]
+    for kind in ("Import", "ImportFrom"):
+        for imp in facts.index.get(kind, ()):
+            iw = facts.where.get(imp)
+            if iw is None or iw.function is not scope or iw.order <= order or isinstance(imp.names, cst.ImportStar):
+                continue
+            for alias in imp.names:
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                while isinstance(bound, cst.Attribute):
+                    bound = bound.value  # `import torch.optim` binds `torch`
+                if isinstance(bound, cst.Name) and bound.value == name:
+                    orders.append(iw.order)
+    return min(orders, default=1 << 60)
+
+
+def _names_in_call(call: cst.Call) -> set[str]:
+    """The names a call works on: the root of its receiver (`model(...)`, `model.train()`) and its arguments
+    (also inside tuples and lists: `optimizers=(opt, None)`); not `opt.state_dict()`-style reads of them."""
+    names = set()
+    root = call.func
+    while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
+        root = root.func if isinstance(root, cst.Call) else root.value
+    if isinstance(root, cst.Name) and not (isinstance(call.func, cst.Attribute)
+                                           and call.func.attr.value in _STATE_METHODS):
+        names.add(root.value)
+    for a in call.args:
+        v = a.value
+        elems = [e.value for e in v.elements] if isinstance(v, (cst.Tuple, cst.List)) else [v]
+        names.update(e.value for e in elems if isinstance(e, cst.Name))
+    return names
+
+
+#: optimizer methods that save, restore or extend its state without stepping the model it holds
+_STATE_METHODS = frozenset({"state_dict", "load_state_dict", "add_param_group"})
+
+
+def _global_uses(graph, fn: cst.FunctionDef, name: str, test, depth: int = 0, seen=None) -> bool:
+    """``fn`` (or a function of the file it calls) uses the module-level ``name`` as ``test`` accepts."""
+    seen = set() if seen is None else seen
+    if fn in seen or depth > 3 or name in graph.local_names(fn):
         return False
-
-    def _reads_global(self, graph, fn: cst.FunctionDef, name: str, depth: int = 0) -> bool:
-        """``fn`` (or a function of the file it calls) reads the module-level ``name``."""
-        memo = self.__dict__.setdefault("_reads_memo", {})
-        key = (fn, name)
-        if key in memo:
-            return memo[key]
-        memo[key] = False  # recursion guard
-        found = False
-        if name not in graph.local_names(fn) and depth <= 3:
-            attrs = {id(a.attr) for a in iter_nodes(fn.body, (cst.Attribute,))}
-            found = any(n.value == name and id(n) not in attrs for n in iter_nodes(fn.body, (cst.Name,))) or any(
-                t is not None and t is not fn and self._reads_global(graph, t, name, depth + 1)
-                for t in {graph.target(c) for c in graph.calls_in.get(fn, ())})
-        memo[key] = found
-        return found
-
-    def _used_after(self, opt_name: str, start: int, end: int, scope) -> bool:
-        """Is ``opt_name`` used by a call (`opt.step()`, `Trainer(optimizers=(opt, None))`) between the two
-        orders, in ``scope``? The calls' names are indexed once per file."""
-        if self._uses is None:
-            facts = self.ctx.facts
-            uses: dict[str, list[tuple[int, object]]] = {}
-            for call in facts.index.get("Call", ()):
-                w = facts.where[call]
-                names = []
-                root = call.func
-                while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
-                    root = root.func if isinstance(root, cst.Call) else root.value
-                reads = isinstance(call.func, cst.Attribute) and call.func.attr.value in _STATE_METHODS
-                if isinstance(root, cst.Name) and not reads:
-                    names.append(root.value)
-                for a in call.args:
-                    v = a.value
-                    elems = [e.value for e in v.elements] if isinstance(v, (cst.Tuple, cst.List)) else [v]
-                    names.extend(e.value for e in elems if isinstance(e, cst.Name))
-                for n in names:
-                    uses.setdefault(n, []).append((w.order, w.function))
-            self._uses = uses
-        return any(start < order < end and fn is scope for order, fn in self._uses.get(opt_name, ()))
+    seen.add(fn)
+    if test(fn, name):
+        return True
+    return any(t is not None and _global_uses(graph, t, name, test, depth + 1, seen)
+               for t in {graph.target(c) for c in graph.calls_in.get(fn, ())})
 
 
-#: `os.environ["CUDA_VISIBLE_DEVICES"] = ""` (or "-1"): no GPU is visible to the script
-_HIDDEN_GPUS = re.compile(r"""CUDA_VISIBLE_DEVICES["']\s*\]\s*=\s*["'](?:-1)?["']""")
+def _reads_global(graph, fn: cst.FunctionDef, name: str) -> bool:
+    def reads(f, n):
+        attrs = {id(a.attr) for a in iter_nodes(f.body, (cst.Attribute,))}
+        return any(x.value == n and id(x) not in attrs for x in iter_nodes(f.body, (cst.Name,)))
+    return _global_uses(graph, fn, name, reads)
+
+
+def _steps_global(graph, fn: cst.FunctionDef, name: str) -> bool:
+    def steps(f, n):
+        return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "step" and dotted(c.func.value) == n
+                   for c in iter_nodes(f.body, (cst.Call,)))
+    return _global_uses(graph, fn, name, steps)
+
+
+def _hides_gpus(facts) -> bool:
+    """`os.environ["CUDA_VISIBLE_DEVICES"] = ""` (or `"-1"`) on every path of the file: no GPU is visible to the
+    script (an assignment under an `if`, a `while` or a `try` may not run; the `__main__` guard does)."""
+    for a in facts.index.get("Assign", ()):
+        if literal(a.value) not in ("", "-1"):
+            continue
+        for t in a.targets:
+            tgt = t.target
+            if not (isinstance(tgt, cst.Subscript) and dotted(tgt.value) in ("os.environ", "environ")
+                    and len(tgt.slice) == 1 and isinstance(tgt.slice[0].slice, cst.Index)
+                    and literal(tgt.slice[0].slice.value) == "CUDA_VISIBLE_DEVICES"):
+                continue
+            w = facts.where.get(a)
+            if w is not None and not any(
+                    isinstance(b, (cst.While, cst.Try)) or (isinstance(b, cst.If) and "__main__" not in
+                                                           facts.module.code_for_node(b.test)) for b in w.blocks):
+                return True
+    return False
+
 
 
 @register
@@ -556,6 +619,7 @@ class HalfPrecisionOnCpu(Rule):
     code = "TL505"
     name = "half-precision-on-cpu"
     severity = Severity.WARNING
+    measured_from = 4
     #: `TrainingArguments(fp16=True, ...)` or `accelerate.Accelerator(mixed_precision="fp16", cpu=True)`
     gate = ((*TRAINING_ARGS_WORDS, "Accelerator"), ("transformers", "accelerate"),
             ("fp16", "mixed_precision"), ("fp16", "cpu"))
@@ -572,7 +636,7 @@ class HalfPrecisionOnCpu(Rule):
                 if kw is not None and facts.constant(kw.value, node) is True:
                     self._report_fp16(fp16, f"`{flag}=True`", f"drop `{flag}=True` to train on the GPU")
                     return
-            if _HIDDEN_GPUS.search(self.ctx.source):
+            if _hides_gpus(facts):
                 self._report_fp16(fp16, "`CUDA_VISIBLE_DEVICES` set to hide every GPU",
                                   "let the script see the GPU")
         elif qn == "accelerate.Accelerator":
@@ -581,10 +645,11 @@ class HalfPrecisionOnCpu(Rule):
     def _report_fp16(self, fp16: cst.Arg, why: str, other_fix: str) -> None:
         self.report(
             fp16,
-            f"`fp16=True` with {why}: mixed precision needs a GPU, so on the CPU it is turned off without a word "
-            "and training runs in fp32 (older transformers raise \"ValueError: FP16 Mixed precision training with "
-            "AMP or APEX (`--fp16`) ... can only be used on CUDA devices\")",
-            hint=f"drop `fp16=True` on the CPU (or {other_fix})",
+            f"`fp16=True` with {why}: fp16 mixed precision needs a GPU, so training runs in fp32 (or fails on older "
+            "transformers)",
+            hint="on the CPU it is turned off without a word (older transformers raise \"ValueError: FP16 Mixed "
+            f"precision training with AMP or APEX (`--fp16`) ... can only be used on CUDA devices\"); drop "
+            f"`fp16=True` on the CPU (or {other_fix})",
         )
 
     def _accelerator(self, node: cst.Call) -> None:
@@ -596,7 +661,8 @@ class HalfPrecisionOnCpu(Rule):
         if facts.constant(mp.value, node) == "fp16":
             self.report(
                 mp,
-                "`Accelerator(mixed_precision=\"fp16\", cpu=True)`: fp16 mixed precision needs a GPU; on the CPU "
-                "it is turned off (or fails with \"fp16 mixed precision requires a GPU\" on older accelerate)",
-                hint="drop `mixed_precision=\"fp16\"` on the CPU",
+                "`Accelerator(mixed_precision=\"fp16\", cpu=True)`: fp16 mixed precision needs a GPU, so training "
+                "runs in fp32 (or fails on older accelerate)",
+                hint="on the CPU it is turned off (older accelerate fails with \"fp16 mixed precision requires a "
+                "GPU\"); drop `mixed_precision=\"fp16\"` on the CPU",
             )

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from trainlint.probe.checks import probe_check
-from trainlint.probe.torch_util import collation_failure, collator_name, error_text, first_batch, unwrap_model
+from trainlint.probe.child.harness import Harness
+from trainlint.probe.child.points import TRAINER_EVAL_BATCH, TrainerState
+from trainlint.probe.child.registry import check
+from trainlint.probe.child.torch_util import collator_name, error_text, first_batch, unwrap_model
+from trainlint.stages.s2_batching.probe import collation_failure
 
 
 def _numpify(x: Any) -> Any:
@@ -43,12 +47,12 @@ def _is_logits(x: Any, num_labels: int | None) -> bool:
     if isinstance(x, (tuple, list)) and x:
         x = x[0]
     kind = getattr(getattr(x, "dtype", None), "kind", "")
-    shape = getattr(x, "shape", ())
+    shape: Any = getattr(x, "shape", ())
     return kind == "f" and len(shape) >= 2 and (num_labels is None or shape[-1] == num_labels or num_labels <= 1)
 
 
 @contextlib.contextmanager
-def _watch_metric_calls(seen: list) -> Iterator[None]:
+def _watch_metric_calls(seen: list[Any]) -> Iterator[None]:
     """Record what `evaluate` metrics receive as predictions while compute_metrics runs."""
     ev = sys.modules.get("evaluate")
     module_cls = getattr(getattr(ev, "module", None), "EvaluationModule", None) if ev else None
@@ -81,7 +85,7 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _retry_with_argmax(compute_metrics: Any, eval_prediction: Any, preds: Any, label_ids: Any, kwargs: dict) -> Any:
+def _retry_with_argmax(compute_metrics: Any, eval_prediction: Any, preds: Any, label_ids: Any, kwargs: dict[str, Any]) -> Any:
     """compute_metrics' result when given class ids instead of logits; None when it still fails."""
     logits = preds[0] if isinstance(preds, (tuple, list)) else preds
     try:
@@ -91,9 +95,10 @@ def _retry_with_argmax(compute_metrics: Any, eval_prediction: Any, preds: Any, l
     return result if result is not None else None
 
 
-@probe_check("TL101", "TL201", "TL202", "TL106", "TL301", "TL601", "TL602", "TL603", "TL606", "TL607", "TL707",
-             framework="torch", path="trainer", phase="evaluation", after_stop=True)
-def check_trainer_eval(h: Any, st: Any) -> None:
+@check(TRAINER_EVAL_BATCH, "TL601", "TL602", "TL603", "TL606", "TL607",
+       # the evaluation batch can show the failures of the earlier stages too, when training did not
+       "TL101", "TL201", "TL202", "TL106", "TL301", "TL707")
+def check_trainer_eval(h: Harness, st: TrainerState) -> None:
     """Evaluation is independent of the training batch: probed even when training failed."""
     import torch
 
@@ -101,7 +106,7 @@ def check_trainer_eval(h: Any, st: Any) -> None:
         _check_trainer_eval(h, st)
 
 
-def _check_trainer_eval(h: Any, st: Any) -> None:
+def _check_trainer_eval(h: Harness, st: TrainerState) -> None:
     trainer = st.trainer
     compute_metrics = getattr(trainer, "compute_metrics", None)
     if compute_metrics is None:
@@ -195,7 +200,7 @@ def _check_trainer_eval(h: Any, st: Any) -> None:
         kwargs["losses"] = _numpify(loss)
     pred_desc = describe(preds)
     label_desc = describe(label_ids)
-    seen: list = []
+    seen: list[Any] = []
     try:
         with _watch_metric_calls(seen):
             result = compute_metrics(EvalPrediction(predictions=preds, label_ids=label_ids, **kwargs))

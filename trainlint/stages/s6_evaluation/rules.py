@@ -21,6 +21,9 @@ from trainlint.facts import (
     keyword,
     literal,
 )
+from trainlint.facts.losses import loss_site
+from trainlint.facts.objects import Output
+from trainlint.facts.scores import scores
 from trainlint.findings import Applicability, Severity
 from trainlint.rule import Rule, register
 
@@ -36,6 +39,17 @@ _SKLEARN = {
     "balanced_accuracy_score": 1, "cohen_kappa_score": 1,
 }
 _REGRESSION_METRICS = ("mse", "mae", "pearsonr", "spearmanr", "r_squared", "stsb", "rmse")
+#: `evaluate` / `datasets` metrics whose `predictions` are class ids (GLUE and SuperGLUE but their regression task)
+_CLASS_ID_METRICS = frozenset({"accuracy", "f1", "precision", "recall", "matthews_correlation", "glue", "super_glue",
+                               "xnli", "confusion_matrix"})
+
+
+def _short(code: str) -> str:
+    return code if len(code) <= 40 else code[:37] + "..."
+
+
+def func_name(func: cst.BaseExpression) -> str | None:
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
 
 
 def compute_metrics_functions(ctx):
@@ -63,6 +77,7 @@ class MetricsWithoutArgmax(Rule):
     code = "TL601"
     name = "metrics-without-argmax"
     severity = Severity.ERROR
+    measured_from = 4
     probe = "Runs one evaluation batch through the model and the user's `compute_metrics`."
     #: a `compute_metrics=` given to a transformers Trainer, or a `*KerasMetricCallback`; inside it, a metric
     #: `.compute(predictions=...)` or an sklearn metric (the names of `_SKLEARN`)
@@ -109,10 +124,11 @@ class MetricsWithoutArgmax(Rule):
                          else "Predictions and/or references don't match the expected format")
                 self.report(
                     c,
-                    f"`{fn.name.value}` passes the model's raw logits (`{self.ctx.code(target)}`, shape "
-                    "(batch, num_labels)) to a metric that expects class ids: the first evaluation fails at the "
-                    f"end of the epoch (\"{error}\")",
-                    hint=f"take the class first: `{self.ctx.code(target)} = np.argmax({self.ctx.code(target)}, axis=-1)`",
+                    f"`{fn.name.value}` passes the raw logits (`{_short(self.ctx.code(target))}`) to a metric that "
+                    "expects class ids: the first evaluation fails",
+                    hint=f"the logits have shape (batch, num_labels); evaluation fails at the end of the epoch with "
+                    f"\"{error}\". Take the class first: `{self.ctx.code(target)} = np.argmax("
+                    f"{self.ctx.code(target)}, axis=-1)`",
                     fix=self._fix(target),
                 )
                 return
@@ -161,17 +177,21 @@ class MetricsWithoutArgmax(Rule):
         return names
 
     def _metric_prediction_arg(self, call: cst.Call, fn) -> cst.BaseExpression | None:
+        """Premise 3: the predictions argument of a metric known to expect class ids: an `evaluate` /
+        `datasets` metric loaded by the name of a classification metric, or a scikit-learn classification metric."""
         facts = self.ctx.facts
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "compute":
             metric = facts.value_of(func.value, call if call in facts.where else None)
-            if isinstance(metric, MetricValue) and metric.call is not None:
-                spec = " ".join(str(facts.constant(a.value, metric.call)) for a in metric.call.args[:2])
-                if any(r in spec.lower() for r in _REGRESSION_METRICS):
-                    return None
+            if not isinstance(metric, MetricValue) or metric.call is None:
+                return None
+            spec = [facts.constant(a.value, metric.call) for a in metric.call.args[:2]]
+            name = spec[0].rsplit("/", 1)[-1].lower() if spec and isinstance(spec[0], str) else None
+            if name not in _CLASS_ID_METRICS or any(r in " ".join(map(str, spec)).lower() for r in _REGRESSION_METRICS):
+                return None
             return argument(call, "predictions")
-        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-        if name in _SKLEARN:
+        name = func_name(func)
+        if (facts.qualname(func) or "").startswith("sklearn.") and name is not None and name in _SKLEARN:
             return argument(call, "y_pred", _SKLEARN[name])
         return None
 
@@ -305,15 +325,14 @@ class _ReturnsNone(Rule):
                 where = "returns nothing"
                 severity = Severity.ERROR
             elif first is fn.name:
-                where = "can reach its end without a `return`, so returns None on that path"
+                where = "can reach its end without a `return` (None)"
                 severity = Severity.WARNING
             else:
-                where = f"returns None on some path (`{self.ctx.code(first).strip()}`)"
+                where = f"returns None on some path (`{_short(self.ctx.code(first).strip())}`)"
                 severity = Severity.WARNING
             role = self.role(call)
-            shown = f"`{name}`" if name == role.strip("`") else f"`{name}` ({role})"
-            self.report(first, f"{shown} {where}: {self.symptom()}",
-                        hint=self.hint(), severity=severity)
+            shown = f"`{name}`" if name == self.param or name == role.strip("`") else f"`{name}` ({role})"
+            self.report(first, f"{shown} {where}: {self.symptom()}", hint=self.hint(), severity=severity)
 
 
 @register
@@ -323,6 +342,7 @@ class MetricsReturnsNone(_ReturnsNone):
     code = "TL602"
     name = "metrics-returns-none"
     severity = Severity.ERROR
+    measured_from = 4
     probe = "Runs one evaluation batch through `compute_metrics` and checks that it returns a dict."
     #: a `compute_metrics=` given to a transformers Trainer, or a `*KerasMetricCallback`
     gate = (
@@ -346,11 +366,12 @@ class MetricsReturnsNone(_ReturnsNone):
         return super().role(call)
 
     def symptom(self) -> str:
-        return ("the first evaluation fails after predicting the whole eval set (\"TypeError: 'NoneType' object "
-                "does not support item assignment\"; Keras: \"metric_fn should return a dict\")")
+        return "the first evaluation fails"
 
     def hint(self) -> str:
-        return "return a dict of metric values on every path, e.g. `return {\"accuracy\": acc}`"
+        return ("it fails after predicting the whole eval set (\"TypeError: 'NoneType' object does not support item "
+                "assignment\"; Keras: \"metric_fn should return a dict\"); return a dict of metric values on every "
+                "path, e.g. `return {\"accuracy\": acc}`")
 
 
 @register
@@ -360,32 +381,27 @@ class PreprocessLogitsReturnsNone(_ReturnsNone):
     code = "TL603"
     name = "preprocess-logits-returns-none"
     severity = Severity.ERROR
+    measured_from = 4
     probe = "Runs one evaluation batch through `preprocess_logits_for_metrics` and checks what it returns."
     #: a `preprocess_logits_for_metrics=` given to a transformers Trainer
     gate = (("preprocess_logits_for_metrics",), TRAINER_WORDS, ("transformers",))
     param = "preprocess_logits_for_metrics"
 
     def symptom(self) -> str:
-        return ("the Trainer stores None instead of the predictions, so `compute_metrics` receives "
-                "`predictions=None` and evaluation fails (or reports metrics of nothing)")
+        return "`compute_metrics` receives `predictions=None`"
 
     def hint(self) -> str:
-        return "return the processed logits on every path, e.g. `return logits.argmax(dim=-1)`"
+        return ("the Trainer stores None instead of the predictions, and evaluation fails (or reports metrics of "
+                "nothing); return the processed logits on every path, e.g. `return logits.argmax(dim=-1)`")
 
 
 # -- TL604 -------------------------------------------------------------------------------------
 
-_PRED_NAME = ("pred", "logit", "y_hat", "yhat")
 _ARGMAX = frozenset({"argmax", "softmax", "sigmoid", "log_softmax", "topk", "argsort"})
 #: sklearn-style metrics: name -> position of y_pred
 _Y_PRED_AT = {"accuracy_score": 1, "f1_score": 1, "precision_score": 1, "recall_score": 1,
               "classification_report": 1, "confusion_matrix": 1, "matthews_corrcoef": 1,
               "balanced_accuracy_score": 1, "cohen_kappa_score": 1, "precision_recall_fscore_support": 1}
-
-
-def _pred_name(name: str) -> bool:
-    low = name.lower()
-    return any(p in low for p in _PRED_NAME) and "label" not in low
 
 
 @register
@@ -395,18 +411,15 @@ class PredictLabelsAsPredictions(Rule):
     code = "TL604"
     name = "predict-labels-as-predictions"
     severity = Severity.ERROR
-    #: `<trainer>.predict(...)` (the receiver is a Trainer, or any name that contains "trainer": no word of
-    #: the gate can say that, so no group for it)
+    measured_from = 4
+    #: `<trainer>.predict(...)` on a transformers Trainer (the Trainer may come from a helper: no group for it)
     gate = (("predict",),)
 
     def _is_predict_output(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> bool:
+        """Premise 1: ``expr`` holds what a transformers `Trainer`'s `predict(...)` returns."""
         facts = self.ctx.facts
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "predict":
-            recv = expr.func.value
-            v = facts.value_of(recv, at)
-            if isinstance(v, TrainerValue):
-                return True
-            return isinstance(recv, cst.Name) and "trainer" in recv.value.lower()
+            return isinstance(facts.value_of(expr.func.value, at), TrainerValue)
         if isinstance(expr, cst.Name) and depth < 3:
             b = facts.lookup(expr.value, at)
             if b is not None and isinstance(b.value, cst.Call):
@@ -414,9 +427,11 @@ class PredictLabelsAsPredictions(Rule):
         return False
 
     def _labels(self, expr: cst.BaseExpression | None, at: cst.CSTNode, depth: int = 0) -> bool:
-        """`out.label_ids` / `out[1]` where `out` is a `trainer.predict(...)` result (also through a name)."""
+        """`out.label_ids` / `out[1]` / the second name of `preds, labels, _ = trainer.predict(...)`, where `out`
+        is a `trainer.predict(...)` result (also through a name): the gold labels."""
         if expr is None:
             return False
+        facts = self.ctx.facts
         if isinstance(expr, cst.Attribute) and expr.attr.value == "label_ids":
             return self._is_predict_output(expr.value, at)
         if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
@@ -424,33 +439,29 @@ class PredictLabelsAsPredictions(Rule):
             if isinstance(sl, cst.Index) and literal(sl.value) == 1:
                 return self._is_predict_output(expr.value, at)
         if isinstance(expr, cst.Name) and depth < 2:
-            facts = self.ctx.facts
             b = facts.lookup(expr.value, at)
-            if b is not None and isinstance(b.value, cst.BaseExpression) and not isinstance(b.value, cst.Name):
+            if b is None:
+                return False
+            if b.value is None:
+                unpacked = facts.unpacked_from(b)
+                return unpacked is not None and unpacked[1] == 1 and self._is_predict_output(
+                    unpacked[0], unpacked[0] if unpacked[0] in facts.where else at)
+            if isinstance(b.value, cst.BaseExpression) and not isinstance(b.value, cst.Name):
                 return self._labels(b.value, b.value if b.value in facts.where else at, depth + 1)
         return False
 
     def _report(self, node: cst.CSTNode, how: str) -> None:
         self.report(
             node,
-            f"{how} the gold labels (`label_ids`, item 1 of `trainer.predict(...)`), not the model's predictions: "
-            "metrics computed on them are perfect (100% accuracy) and say nothing about the model",
-            hint="take the predictions from `output.predictions` (item 0; logits: apply `argmax(-1)`) and compare "
-            "them with `output.label_ids`",
+            f"{how} the gold labels (`label_ids`, item 1 of `trainer.predict(...)`), not the model's predictions",
+            hint="metrics computed on them are perfect (100% accuracy) and say nothing about the model; take the "
+            "predictions from `output.predictions` (item 0; logits: apply `argmax(-1)`) and compare them with "
+            "`output.label_ids`",
         )
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            tgt = t.target
-            if isinstance(tgt, cst.Name) and _pred_name(tgt.value) and self._labels(node.value, node):
-                self._report(node.value, f"`{tgt.value}` holds")
-            elif isinstance(tgt, (cst.Tuple, cst.List)) and len(tgt.elements) >= 2 and \
-                    self._is_predict_output(node.value, node):
-                second = tgt.elements[1].value
-                if isinstance(second, cst.Name) and _pred_name(second.value):
-                    self._report(second, f"`{second.value}` (the second item of the unpacked output) holds")
-
     def visit_Call(self, node: cst.Call) -> None:
+        """Premise 2: the labels are used as predictions: put through `argmax`-like calls, given as
+        `predictions=` / `y_pred=`, or as the `y_pred` of a scikit-learn metric."""
         f = node.func
         short = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else None
         if short in _ARGMAX:
@@ -465,7 +476,7 @@ class PredictLabelsAsPredictions(Rule):
             if arg is not None and self._labels(arg.value, node):
                 self._report(arg.value, f"`{kw}=` is given")
                 return
-        if short in _Y_PRED_AT:
+        if short in _Y_PRED_AT and (self.ctx.facts.qualname(f) or "").startswith("sklearn."):
             target = argument(node, "y_pred", _Y_PRED_AT[short])
             if target is not None and self._labels(target, node):
                 self._report(target, f"`{short}` gets as `y_pred`")
@@ -494,6 +505,7 @@ class BestModelStrategyMismatch(Rule):
     code = "TL605"
     name = "best-model-strategy-mismatch"
     severity = Severity.ERROR
+    measured_from = 4
     gate = (TRAINING_ARGS_WORDS, ("load_best_model_at_end",), ("transformers",))
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -514,9 +526,10 @@ class BestModelStrategyMismatch(Rule):
             shown_sv = f"save_strategy=\"{sv}\"" + ("" if sv_kw else " (the default)")
             self.report(
                 best,
-                f"`load_best_model_at_end=True` with {shown_ev} and {shown_sv}: `TrainingArguments` raises "
-                "\"ValueError: --load_best_model_at_end requires the save and eval strategy to match\"",
-                hint=f"use the same strategy for both, e.g. `eval_strategy=\"{sv if sv != 'no' else 'epoch'}\", "
+                f"`load_best_model_at_end=True` with {shown_ev} and {shown_sv}: `TrainingArguments` raises a "
+                "ValueError",
+                hint="\"ValueError: --load_best_model_at_end requires the save and eval strategy to match\"; use the "
+                f"same strategy for both, e.g. `eval_strategy=\"{sv if sv != 'no' else 'epoch'}\", "
                 f"save_strategy=\"{sv if sv != 'no' else 'epoch'}\"` (or `save_strategy=\"best\"`)",
             )
             return
@@ -540,9 +553,9 @@ class BestModelStrategyMismatch(Rule):
             self.report(
                 save_kw.value if save_kw else best,
                 f"`load_best_model_at_end=True` with `save_steps={save:g}` not a multiple of `eval_steps={ev_steps:g}`: "
-                "`TrainingArguments` raises \"ValueError: --load_best_model_at_end requires the saving steps to be "
-                "a round multiple of the evaluation steps\"",
-                hint=f"make `save_steps` a multiple of `eval_steps`, e.g. `save_steps={ev_steps:g}`",
+                "`TrainingArguments` raises a ValueError",
+                hint="\"ValueError: --load_best_model_at_end requires the saving steps to be a round multiple of the "
+                f"evaluation steps\"; make `save_steps` a multiple of `eval_steps`, e.g. `save_steps={ev_steps:g}`",
             )
 
 
@@ -570,6 +583,7 @@ class UnknownMetricForBestModel(Rule):
     code = "TL606"
     name = "unknown-metric-for-best-model"
     severity = Severity.ERROR
+    measured_from = 4
     probe = "Runs one evaluation batch through `compute_metrics` and compares the keys with `metric_for_best_model`."
     #: `TrainingArguments(metric_for_best_model=...)` given as `args` to a transformers Trainer
     gate = (TRAINING_ARGS_WORDS, ("metric_for_best_model",),
@@ -608,16 +622,18 @@ class UnknownMetricForBestModel(Rule):
                 if keys is None:
                     return
                 shown = ", ".join(f'"{k}"' for k in sorted(keys)) or "nothing"
-                source = f"`{fn.name.value}` returns {shown} (the Trainer reports them as `eval_<key>`)"
+                if len(shown) > 50:
+                    shown = f"{len(keys)} other keys"
+                source = f"`{fn.name.value}` returns {shown}"
             if keys is None or key in keys:
                 return
             self.report(
                 kw.value,
-                f"`metric_for_best_model=\"{metric}\"` but {source}: the first evaluation fails with \"KeyError: The "
-                f"`metric_for_best_model` training argument is set to 'eval_{key}', which is not found in the "
-                "evaluation metrics\"",
-                hint=(f"use one of the returned keys (e.g. `metric_for_best_model=\"{sorted(keys)[0]}\"`)"
-                      if keys else "pass `compute_metrics=` returning that metric, or use `metric_for_best_model=\"loss\"`"),
+                f"`metric_for_best_model=\"{metric}\"` but {source}: the first evaluation fails with a KeyError",
+                hint=f"\"KeyError: The `metric_for_best_model` training argument is set to 'eval_{key}', which is not "
+                "found in the evaluation metrics\" (the Trainer reports each returned key as `eval_<key>`); "
+                + (f"use one of the returned keys ({', '.join(sorted(keys))})" if keys else
+                   "pass `compute_metrics=` returning that metric, or use `metric_for_best_model=\"loss\"`"),
             )
             return
 
@@ -709,3 +725,222 @@ class UnknownMetricForBestModel(Rule):
             return set(_GLUE_KEYS.get(config, {"accuracy"})) if short == "glue" else None
         keys = _METRIC_KEYS.get(short)
         return set(keys) if keys is not None else None
+
+
+# ---------------------------------------------------------------------------------------------
+# TL609, TL610: hand-written accuracies.
+
+#: reductions that turn a comparison into a rate or a count of correct predictions
+_REDUCTIONS = frozenset({
+    "torch.mean", "torch.sum", "numpy.mean", "numpy.sum", "numpy.count_nonzero", "tensorflow.reduce_mean",
+    "tensorflow.reduce_sum", "tensorflow.math.reduce_mean", "tensorflow.math.reduce_sum",
+    "tensorflow.math.count_nonzero", "tensorflow.count_nonzero", "keras.ops.mean", "keras.ops.sum",
+})
+_REDUCING_METHODS = frozenset({"mean", "sum", "count_nonzero"})
+_EQUAL_FUNCTIONS = frozenset({"tensorflow.equal", "tensorflow.math.equal", "torch.eq", "numpy.equal",
+                              "keras.ops.equal"})
+_GREATER_FUNCTIONS = frozenset({"tensorflow.greater", "tensorflow.math.greater", "tensorflow.greater_equal",
+                                "tensorflow.math.greater_equal", "torch.gt", "torch.ge", "numpy.greater",
+                                "numpy.greater_equal"})
+_ROUNDING = frozenset({"tensorflow.round", "tensorflow.math.round", "torch.round", "numpy.round", "numpy.rint",
+                       "numpy.around", "keras.ops.round"})
+
+
+def _reduced(facts, node: cst.Call) -> cst.BaseExpression | None:
+    """What a reduction (`x.float().mean()`, `tf.reduce_mean(tf.cast(x, ...))`, `np.sum(x)`) reduces."""
+    q = facts.callee(node) or ""
+    if q in _REDUCTIONS:
+        return argument(node, "input", 0)
+    f = node.func
+    if isinstance(f, cst.Attribute) and f.attr.value in _REDUCING_METHODS and not q:
+        return f.value
+    return None
+
+
+def _names(expr: cst.BaseExpression) -> set[str]:
+    """The variables ``expr`` reads (not the attribute names of `x.attr`)."""
+    attrs = {id(a.attr) for a in iter_nodes(expr, (cst.Attribute,))}
+    return {n.value for n in iter_nodes(expr, (cst.Name,)) if id(n) not in attrs}
+
+
+def _half(facts, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """``expr`` is the threshold 0.5: `0.5`, `tf.ones_like(x) * 0.5`, `0.5 * torch.ones_like(x)`."""
+    if facts.constant(expr, at) == 0.5:
+        return True
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        for half, ones in ((expr.left, expr.right), (expr.right, expr.left)):
+            if literal(half) == 0.5 and isinstance(ones, cst.Call) and (facts.callee(ones) or "").endswith(".ones_like"):
+                return True
+    return False
+
+
+@register
+class AccuracyOnLogits(Rule):
+    """A hand-written accuracy on class scores without argmax or threshold: logits compared with the labels,
+    rounded or thresholded at 0.5 as if they were probabilities; probabilities compared with the labels."""
+
+    code = "TL609"
+    name = "accuracy-on-logits"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    #: a reduction of the comparison (a method `.mean()` / `.sum()`, or a function of the same names)
+    gate = (("mean", "sum", "reduce_mean", "reduce_sum", "count_nonzero"),)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._reported: set[int] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.ctx.facts
+        inner = _reduced(facts, node)  # premise 3: the comparison is counted (a rate or a number of hits)
+        if inner is None:
+            return
+        for cmp in iter_nodes(inner, (cst.Comparison, cst.Call)):
+            if isinstance(cmp, cst.Comparison) and len(cmp.comparisons) == 1:
+                op = cmp.comparisons[0].operator
+                left, right = cmp.left, cmp.comparisons[0].comparator
+                if isinstance(op, cst.Equal):
+                    self._equality(cmp, left, right, node)
+                elif isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)):
+                    self._threshold(cmp, left, right, node)
+                elif isinstance(op, (cst.LessThan, cst.LessThanEqual)):
+                    self._threshold(cmp, right, left, node)
+            elif isinstance(cmp, cst.Call):
+                q = facts.callee(cmp) or ""
+                a, b = argument(cmp, "x", 0), argument(cmp, "y", 1)
+                if a is None or b is None:
+                    continue
+                if q in _EQUAL_FUNCTIONS:
+                    self._equality(cmp, a, b, node)
+                elif q in _GREATER_FUNCTIONS:
+                    self._threshold(cmp, a, b, node)
+
+    def _equality(self, cmp: cst.CSTNode, left: cst.BaseExpression, right: cst.BaseExpression, at: cst.Call) -> None:
+        facts = self.ctx.facts
+        for side, other in ((left, right), (right, left)):
+            if literal(other) is not UNKNOWN:
+                return  # premise 2: compared with labels, not with a constant
+            value: cst.BaseExpression | None = side
+            rounded = False
+            if isinstance(side, cst.Call) and (facts.callee(side) or "") in _ROUNDING:
+                value, rounded = argument(side, "x", 0), True  # `tf.round(x)`
+            elif isinstance(side, cst.Call) and isinstance(side.func, cst.Attribute) and side.func.attr.value == "round" \
+                    and not side.args and not facts.callee(side):
+                value, rounded = side.func.value, True  # `x.round()`
+            if value is None:
+                continue
+            found = scores(facts).kind(value, at)  # premise 1: class scores
+            if found is None:
+                continue
+            if _names(value) & _names(other) or scores(facts).kind(other, at) is not None:
+                return  # premise 2: compared with something else than the labels (`probs == probs.max(...)`)
+            kind, why = found
+            if kind is Output.LOGITS:
+                how = "rounds them" if rounded else "compares them with the labels"
+                self._report(cmp, value, f"holds logits (given to `{self._loss_name(why)}`), but the accuracy {how} "
+                             "as if they were class decisions")
+                return
+            if not rounded:
+                self._report(cmp, value, "holds probabilities, but the accuracy compares them with the labels for "
+                             "equality, which almost never holds")
+                return
+
+    def _threshold(self, cmp: cst.CSTNode, value: cst.BaseExpression, bound: cst.BaseExpression, at: cst.Call) -> None:
+        facts = self.ctx.facts
+        if not _half(facts, bound, at):
+            return
+        found = scores(facts).kind(value, at)
+        if found is not None and found[0] is Output.LOGITS:  # premises 1-2: logits thresholded as probabilities
+            self._report(cmp, value, f"holds logits (given to `{self._loss_name(found[1])}`), but the accuracy "
+                         "thresholds them at 0.5 as if they were probabilities")
+
+    def _loss_name(self, node: cst.CSTNode) -> str:
+        f = node.func if isinstance(node, cst.Call) else node
+        return _short(self.ctx.code(f))
+
+    def _report(self, cmp: cst.CSTNode, value: cst.BaseExpression, what: str) -> None:
+        if id(cmp) in self._reported:
+            return
+        self._reported.add(id(cmp))
+        self.report(
+            cmp,
+            f"`{_short(self.ctx.code(value))}` {what}",
+            hint="the accuracy does not measure the model: logits are no probabilities (their decision boundary is 0, "
+            "not 0.5; `round` of a logit is no class), and probabilities equal a label almost never. Compare class "
+            "decisions: `scores.argmax(dim=1) == labels` for several classes, `(logits > 0)` or "
+            "`torch.sigmoid(logits) > 0.5` (TensorFlow: `tf.round(tf.sigmoid(logits))`) for a binary output",
+        )
+
+
+@register
+class ArgmaxWithoutDim(Rule):
+    """`argmax()` without `dim` / `axis` over a batch of scores, compared with the labels of every example."""
+
+    code = "TL610"
+    name = "argmax-without-dim"
+    severity = Severity.ERROR
+    default = False
+    measured_from = 4
+    gate = (("argmax",),)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
+            return
+        left, right = node.left, node.comparisons[0].comparator
+        for side, other in ((left, right), (right, left)):
+            scores_expr = self._flat_argmax(side)  # premise 1: argmax over the flattened tensor
+            if scores_expr is None or not isinstance(side, cst.Call):
+                continue
+            self._check(side, scores_expr, other)
+            return
+
+    def _flat_argmax(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        if not isinstance(expr, cst.Call):
+            return None
+        facts = self.ctx.facts
+        q = facts.callee(expr) or ""
+        if q in ("torch.argmax", "numpy.argmax"):
+            if argument(expr, "dim" if q.startswith("torch") else "axis", 1) is not None or any(
+                    a.star for a in expr.args):
+                return None
+            return argument(expr, "input" if q.startswith("torch") else "a", 0)
+        f = expr.func
+        if isinstance(f, cst.Attribute) and f.attr.value == "argmax" and not q and not expr.args:
+            return f.value
+        return None
+
+    def _check(self, argmax: cst.Call, scores_expr: cst.BaseExpression, labels: cst.BaseExpression) -> None:
+        """Premises 2-3: the scores and the labels are the prediction and the target of one class-id loss of
+        the file (so the scores have a row per example, and the labels one class id per row)."""
+        facts = self.ctx.facts
+        where = self._recorded(argmax)
+        if where is None:
+            return
+        s = scores(facts)
+        want = (s.key(scores_expr, where), s.key(labels, where))
+        if None in want:
+            return
+        for call in facts.index.get("Call", ()):
+            site = loss_site(facts, call)
+            if site is None or site.loss.targets != "class ids" or site.prediction is None or site.target is None:
+                continue
+            if site.loss.framework != "torch" or site.compiled:
+                continue
+            if (s.key(site.prediction, call), s.key(site.target, call)) == want:
+                self.report(
+                    argmax,
+                    f"`{_short(self.ctx.code(argmax))}` has no `dim`: it returns one index into the flattened "
+                    f"`{_short(self.ctx.code(scores_expr))}`, compared with every example's label",
+                    hint=f"`{_short(self.ctx.code(scores_expr))}` has a row of class scores per example (it is the "
+                    f"input of `{site.loss.name}`); without `dim` argmax flattens it, so the accuracy compares one "
+                    "number with all the labels. Use `argmax(dim=1)` (the class axis)",
+                )
+                return
+
+    def _recorded(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """A node of the walk at ``node``'s place (the call itself, or a call inside it)."""
+        facts = self.ctx.facts
+        if node in facts.where:
+            return node
+        return next((c for c in iter_nodes(node, (cst.Call,)) if c in facts.where), None)

@@ -107,6 +107,7 @@ class MissingZeroGrad(Rule):
     code = "TL701"
     name = "missing-zero-grad"
     severity = Severity.ERROR
+    default = False
     probe = "Watches two real steps: the first step's gradients still in `p.grad` at the second `backward()` confirm it."
     #: an `opt.step()` in a for/while loop that also runs a `.backward()`; or a Keras model's `train_step`
     #: on the torch backend (`fit` is its loop) applying the gradients of a `.backward()`
@@ -325,6 +326,7 @@ class WrongTrainEvalMode(Rule):
     code = "TL702"
     name = "wrong-train-eval-mode"
     severity = Severity.WARNING
+    default = False
     probe = "Reads `model.training` during a real training step: a trainable model in eval mode confirms it."
     #: `backward()` under `no_grad` needs only `.backward`; every other finding needs a `.train()` /
     #: `.eval()` call (an evaluation loop that keeps its outputs needs no `backward()`). The `no_grad`
@@ -1010,6 +1012,7 @@ class LossAccumulatedAsTensor(Rule):
     code = "TL703"
     name = "loss-accumulated-as-tensor"
     severity = Severity.WARNING
+    default = False
     fix = Applicability.UNSAFE
     #: `total += loss` in a for/while loop whose `backward()` takes `loss`
     gate = (("backward",), ("for", "while"))

@@ -297,6 +297,7 @@ class TrainerTokenizerArgument(RenamedKeyword):
     code = "TL804"
     name = "trainer-tokenizer-argument"
     severity = Severity.ERROR
+    default = False
     fix = Applicability.SAFE
     probe = "The TypeError is reported at the script's own line."
     #: the keyword itself, and a Trainer class (imported, aliased or a base of a local subclass): one of

@@ -1,5 +1,5 @@
 """Child-side plugin: TensorFlow scripts written for GPUs and TPUs, probed on one CPU
-(docs/gpu-probes.md; the PyTorch half is :mod:`trainlint.probe.hooks_devices`).
+(docs/gpu-probes.md; the PyTorch half is :mod:`trainlint.probe.child.frameworks.cuda_on_cpu`).
 
 Post-import hooks only: nothing is imported before the script imports tensorflow.
 
@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import functools
 import os
-import types
 from typing import Any
+
+from trainlint.probe.child.harness import Harness
 
 _mapped: list[str] = []
 
@@ -30,19 +31,16 @@ class NoTPU(ValueError):
     """What ``TPUClusterResolver()`` raises in the probe (a ValueError, as without a TPU)."""
 
 
-def install(h: types.ModuleType) -> None:
+def install(h: Harness) -> None:
     h.when_imported("tensorflow", lambda m: _on_tensorflow(h, m))
-    h.exception_mappers.insert(0, lambda exc, line: _unsupported(h, "TPUClusterResolver") if isinstance(exc, NoTPU)
+    h.exception_hooks.insert(0, lambda exc, line: _unsupported(h, "TPUClusterResolver") if isinstance(exc, NoTPU)
                                else None)
-    original_end = h.end
 
-    @functools.wraps(original_end)
-    def end(*args: Any, **kwargs: Any) -> None:
-        if not h.ended() and _mapped:
+    def end() -> None:
+        if _mapped:
             h.note("GPU devices emulated on CPU (the probe has no GPU): " + "; ".join(dict.fromkeys(_mapped)))
-        original_end(*args, **kwargs)
 
-    h.end = end
+    h.on_end(end)
 
 
 def _is_accelerator(device: Any) -> bool:
@@ -57,13 +55,13 @@ def _has_gpu(tf: Any) -> bool:
         return False
 
 
-def _unsupported(h: types.ModuleType, what: str) -> None:
+def _unsupported(h: Harness, what: str) -> None:
     reason = f"{what} needs a TPU; the probe runs on CPU (probe the same model under the default strategy)"
     h.incomplete("TPU strategy", reason)
     h.stop("unsupported", f"not probed: {reason}", h.user_line())
 
 
-def _on_tensorflow(h: types.ModuleType, tf: types.ModuleType) -> None:
+def _on_tensorflow(h: Harness, tf: Any) -> None:
     if _has_gpu(tf):
         return
     try:

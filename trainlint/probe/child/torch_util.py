@@ -7,8 +7,6 @@ import inspect
 from collections import Counter
 from typing import Any
 
-LABEL_COLUMNS = ("labels", "label", "label_ids")
-
 
 def unwrap_model(model: Any) -> Any:
     """The model inside DataParallel / DistributedDataParallel / accelerate wrappers (``.module``)."""
@@ -55,7 +53,7 @@ def num(v: Any) -> str:
     return str(v)
 
 
-def format_counts(counts: Counter, limit: int = 12) -> str:
+def format_counts(counts: Counter[Any], limit: int = 12) -> str:
     """``0×120, 1×98, 2×110``: label value counts in one line."""
     items = sorted(counts.items(), key=lambda kv: (str(type(kv[0])), kv[0]))
     text = ", ".join(f"{num(v)}×{c}" for v, c in items[:limit])
@@ -99,23 +97,23 @@ def classes_of(model: Any) -> tuple[int | None, str, str]:
     return width, f"the head `{layer}` has {width} outputs", mismatch
 
 
-def optimizer_params(optimizer: Any) -> list:
+def optimizer_params(optimizer: Any) -> list[Any]:
     return [p for g in optimizer.param_groups for p in g["params"]]
 
 
-def snapshot(params: list, limit: int = 16) -> list:
+def snapshot(params: list[Any], limit: int = 16) -> list[Any]:
     """Copies of (at most ``limit``) trainable parameters that have a gradient."""
     chosen = [p for p in params if p.grad is not None and p.requires_grad][:limit]
     return [(p, p.detach().clone()) for p in chosen]
 
 
-def snapshot_all(params: list, limit: int = 64) -> list:
+def snapshot_all(params: list[Any], limit: int = 64) -> list[Any]:
     """Copies of (at most ``limit``) trainable parameters, gradient or not."""
     chosen = [p for p in params if p.requires_grad][:limit]
     return [(p, p.detach().clone()) for p in chosen]
 
 
-def moved(snap: list) -> bool:
+def moved(snap: list[Any]) -> bool:
     import torch
 
     return any(not torch.equal(before, p.detach()) for p, before in snap)
@@ -156,16 +154,16 @@ def is_pretrained(model: Any) -> bool:
     )
 
 
-def first_batch(loader: Any) -> tuple[Any, str | None, list]:
+def first_batch(loader: Any) -> tuple[Any, str | None, list[Any]]:
     """Form one batch; on failure return (None, error, the features the collator got)."""
-    seen: list = []
+    seen: list[Any] = []
     # accelerate's DataLoaderShard/DataLoaderAdapter iterate an inner `base_dataloader`.
     target = getattr(loader, "base_dataloader", None) or loader
     original_collate = getattr(target, "collate_fn", None)
 
-    def recording(features: list) -> Any:
+    def recording(features: list[Any]) -> Any:
         seen[:] = list(features)
-        return original_collate(features)
+        return original_collate(features)  # type: ignore[misc]  # set when this is installed
 
     if original_collate is not None:
         try:
@@ -188,7 +186,7 @@ def first_batch(loader: Any) -> tuple[Any, str | None, list]:
                 pass
 
 
-def no_loss_message(keys: list) -> str:
+def no_loss_message(keys: list[Any]) -> str:
     return (
         f"the model returned no loss: the batch has no labels (batch keys {keys}); the label column was "
         "dropped or not named `labels`/`label` (rename it, keep it in set_format/remove_columns)"
@@ -203,71 +201,10 @@ def error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
-_COLLATE_WORDS = (
-    "unable to create tensor",
-    "expected sequence of length",
-    "stack expects each tensor to be equal size",
-    "sequence item",
-    "padding",
-    "must have the same length",
-    "same size",
-)
-
-
-def _length(value: Any) -> int | None:
-    if hasattr(value, "shape") and len(getattr(value, "shape", ())) >= 1:
-        return int(value.shape[0])
-    if isinstance(value, (list, tuple)):
-        return len(value)
-    return None
-
-
 def collator_name(collator: Any) -> str:
     if collator is None:
         return "None"
-    name = type(collator).__name__
+    name: Any = type(collator).__name__
     if name in ("function", "method", "partial"):
         name = getattr(collator, "__name__", None) or getattr(getattr(collator, "func", None), "__name__", name)
-    return name
-
-
-def collation_failure_text(error: str, features: list, main_input: str, collator: str, where: str,
-                           trainer: bool = False) -> tuple[str, str, str]:
-    """(code, message, evidence) of a batch that cannot be formed: TL201 (different lengths, nothing pads
-    them, with the lengths), TL202 (string columns reach the collator), else TL707."""
-    lengths = []
-    string_cols: list[str] = []
-    for f in features[:64]:
-        if hasattr(f, "get"):
-            n = _length(f.get(main_input))
-            if n is not None:
-                lengths.append(n)
-            for k, v in f.items():
-                if isinstance(v, str) and k not in string_cols:
-                    string_cols.append(k)
-    low = error.lower()
-    if len(set(lengths)) > 1 or any(w in low for w in _COLLATE_WORDS):
-        shown = lengths[:16]
-        return (
-            "TL201",
-            f"{where}: one batch cannot be formed: the examples have different lengths and nothing pads them "
-            f"(data collator: {collator}" + (", no tokenizer given to the Trainer)" if trainer else ")"),
-            f"{main_input} lengths in the batch: {shown}{' …' if len(lengths) > 16 else ''} "
-            f"(min {min(lengths) if lengths else '?'}, max {max(lengths) if lengths else '?'}); "
-            f"collator {collator} raised {error}",
-        )
-    if string_cols:
-        return (
-            "TL202",
-            f"{where}: one batch cannot be formed: string columns {string_cols} reach the collator",
-            f"collator {collator} raised {error}",
-        )
-    return ("TL707", f"{where}: forming one batch fails: {error}", f"collator {collator} raised {error}")
-
-
-def collation_failure(h: Any, error: str, features: list, main_input: str, collator: str, where: str,
-                      line: int | None, trainer: bool = False) -> str:
-    """Report a batch that cannot be formed (see :func:`collation_failure_text`); returns the code."""
-    code, message, evidence = collation_failure_text(error, features, main_input, collator, where, trainer)
-    h.finding(code, message, evidence=evidence, line=line)
-    return code
+    return str(name)

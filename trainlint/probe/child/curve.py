@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 KINDS = ("pass", "goes up", "explodes", "oscillates", "plateaus", "slow")
 

@@ -1,52 +1,32 @@
-"""Parent side of the probe: start the sandboxed child (see PROTOCOL.md and sandbox.py), enforce the
-timeout, read its events and attach a probe outcome to every static finding.
-
-Framework-neutral: the framework hooks are child-side plugins (``hooks_*.py`` of this package).
+"""The probe's report (parent side): from what the parent saw of the child (its events, exit status and
+clock: ``channel.Collected``) to a :class:`~trainlint.probe.ProbeReport`: how the run ended, the
+probe status of every static finding, the findings only the run could see, the notes.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from trainlint.findings import Finding, Position, ProbeOutcome, ProbeStatus, Severity
-from trainlint.probe import ProbeOptions, ProbeReport
-from trainlint.probe.sandbox import (
-    SETUP_FAILED,
-    Child,
-    Collected,
-    Layout,
-    Sandbox,
-    command,
-    detect_sandbox,
-    make_tmp,
-    project_dir,
-    readable_paths,
-    signals_kill_children,
-)
-
-__all__ = ["Sandbox", "detect_sandbox", "project_dir", "run"]
-
-PACKAGE_DIR = Path(__file__).resolve().parent.parent  # .../trainlint
+from trainlint.probe import ProbeOptions, ProbeReport, protocol
+from trainlint.probe.child.sandbox_init import SETUP_FAILED
+from trainlint.probe.parent.channel import Collected
 
 _OUTCOME_TEXT = {
     "timeout": "the probe timed out",
     "crashed": "the probe's child process died",
     "did-not-stop": "the script kept running after the probe stopped it",
     "asset-missing": "a model or dataset the script loads is not in the local cache",
+    "protocol-mismatch": "the probe's child speaks another version of the probe protocol",
 }
 #: Notes the parent writes itself: a line from the child that starts like one of them is marked as
 #: the child's, so a script cannot print a fake isolation line or verdict.
 _PARENT_WORDS = ("isolated", "not isolated", "sandbox", "probe wall time", "probe timed out", "the probe's child",
                  "the probe could not", "all checks", "trainlint")
-
-
-# ---------------------------------------------------------------- rules
 
 
 def rule_info(code: str) -> tuple[str, Severity]:
@@ -56,49 +36,6 @@ def rule_info(code: str) -> tuple[str, Severity]:
     if rule is not None:
         return rule.name, rule.severity
     return "probe", Severity.ERROR
-
-
-# ---------------------------------------------------------------- run
-
-
-def _plugins() -> list[str]:
-    here = Path(__file__).resolve().parent
-    return [f"trainlint.probe.{p.stem}" for p in sorted(here.glob("hooks_*.py"))]
-
-
-def _child_env(work: Path, shim: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    for key in ("PYTHONHOME", "PYTHONSTARTUP", "PYTHONINSPECT"):
-        env.pop(key, None)
-    for key in [k for k in env if k.startswith("TRAINLINT_")]:
-        env.pop(key)  # nothing of trainlint's own settings, and no path to its channel
-    tmpdir = work / "tmp"
-    env.update(
-        {
-            "CUDA_VISIBLE_DEVICES": "",
-            "HF_HUB_OFFLINE": "1",
-            "HF_DATASETS_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-            "HF_HUB_DISABLE_TELEMETRY": "1",
-            "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-            "HF_DATASETS_CACHE": str(work / "hf-datasets"),
-            "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
-            "WANDB_DISABLED": "true",
-            "WANDB_MODE": "disabled",
-            "DISABLE_MLFLOW_INTEGRATION": "TRUE",
-            "COMET_MODE": "DISABLED",
-            "TOKENIZERS_PARALLELISM": "false",
-            "TMPDIR": str(tmpdir),
-            "TEMP": str(tmpdir),
-            "TMP": str(tmpdir),
-            "MPLCONFIGDIR": str(work / "matplotlib"),
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONUNBUFFERED": "1",
-        }
-    )
-    old = env.get("PYTHONPATH")
-    env["PYTHONPATH"] = str(shim) + (os.pathsep + old if old else "")
-    return env
 
 
 def _clean(text: Any, limit: int = 2000) -> str:
@@ -113,109 +50,54 @@ def _clean(text: Any, limit: int = 2000) -> str:
     return line
 
 
-def run(script: Path, static_findings: list[Finding], options: ProbeOptions) -> ProbeReport:
-    script = Path(script)
-    started = time.monotonic()
-    tmp = make_tmp()
-    keep = bool(os.environ.get("TRAINLINT_PROBE_KEEP"))
-
-    def cleanup() -> None:
-        if not keep:
-            shutil.rmtree(tmp, ignore_errors=True)
-
-    try:
-        with signals_kill_children(cleanup):
-            return _run(script, static_findings, options, tmp, started)
-    finally:
-        cleanup()
-
-
-def _run(script: Path, static_findings: list[Finding], options: ProbeOptions, tmp: Path, started: float) -> ProbeReport:
-    shim = tmp / "shim"
-    shim.mkdir()
-    (shim / "trainlint").symlink_to(PACKAGE_DIR, target_is_directory=True)
-    work = tmp / "work"
-    (work / "tmp").mkdir(parents=True)
-    abs_script = script.resolve()
-    sandbox = detect_sandbox()
-    config = {
-        "script": str(abs_script),
-        "argv": [str(script), *options.script_args],
-        "launcher": options.launcher,
-        "cwd": os.getcwd(),
-        "rows": options.rows,
-        "tiny_model": options.tiny_model,
-        "overfit": options.overfit,
-        "verbose": options.verbose,
-        "workdir": str(work),
-        "timeout": options.timeout,
-        # time.monotonic() when the parent kills the run (one clock for every process of the machine)
-        "deadline": started + options.timeout,
-        "plugins": _plugins(),
-        "static_codes": sorted({f.code for f in static_findings}),
-        "memory_mb": options.memory_mb,
-        # RLIMIT_NPROC counts per user namespace inside a sandbox; outside, it would count every
-        # process of the user, so it is only set in one.
-        "max_processes": options.max_processes if sandbox.kind else 0,
-    }
-    python = options.python or sys.executable
-    python = shutil.which(python) or python
-    readonly = project_dir(abs_script)
-    layout = Layout(tmp, work, Path.cwd(), [], project=readonly, work_size=f"{max(int(options.disk_mb), 16)}m")
-    layout.readable = readable_paths(abs_script, python, options.script_args,
-                                     [readonly, abs_script.parent, Path.cwd(), PACKAGE_DIR])
-    argv = [python, "-m", "trainlint.probe.child", "{fds}"]
-    _, isolation = command(sandbox, argv, layout, (0, 0, 0))
-    isolated = bool(sandbox.kind)
-    env = _child_env(work, shim)
-    try:
-        child = Child(lambda fds: command(sandbox, argv, layout, fds)[0], env, config, sandbox.kind or "none")
-    except OSError as exc:
-        report = _report(script, static_findings, [], "crashed", isolated)
-        report.notes[:0] = [isolation, f"the probe could not start {python}: {exc}"]
-        return report
-    remaining = max(options.timeout - (time.monotonic() - started), 1.0)
-    got = child.collect(remaining)
-    return _finish(script, abs_script, static_findings, options, got, isolation, isolated, started)
-
-
-def _outcome(got: Collected) -> tuple[str, dict[str, Any] | None]:
+def _outcome(got: Collected) -> tuple[str, protocol.End | None]:
     """How the run ended, from what the parent saw: the first `end` event, the exit status, the clock.
     An `end` is only believed when the process then exited on its own with status 0."""
-    end = next((e for e in got.events if e.get("type") == "end"), None)
+    end = next((e for e in got.events if isinstance(e, protocol.End)), None)
+    if got.foreign_protocol is not None:
+        return "protocol-mismatch", None
     if got.timed_out:
         return "timeout", end
     if got.lingered:
         return "did-not-stop", end
     if end is None:
         return "crashed", None
-    outcome = str(end.get("outcome") or "crashed")
+    outcome = end.outcome or "crashed"
     if got.returncode != 0:
         return "crashed", end
     return outcome, end
 
 
-def _finish(script: Path, abs_script: Path, static_findings: list[Finding], options: ProbeOptions, got: Collected,
+def finish(script: Path, abs_script: Path, static_findings: list[Finding], options: ProbeOptions, got: Collected,
             isolation: str, isolated: bool, started: float) -> ProbeReport:
     outcome, end = _outcome(got)
     if got.sandbox is None and got.returncode == SETUP_FAILED and not got.events and isolated is not None:
-        report = _report(script, static_findings, [], "crashed", isolated)
+        report = build_report(script, static_findings, [], "crashed", isolated)
         tail = got.stderr.tail(5, prefix="  ")
         report.notes[:0] = [isolation, "the sandbox could not be set up, the script did not run" +
                             (":\n" + tail if tail else "")]
         report.notes.append(f"probe wall time {time.monotonic() - started:.1f}s")
         return report
-    report = _report(script, static_findings, got.events, outcome, isolated)
+    if outcome == "protocol-mismatch":
+        report = build_report(script, static_findings, [], outcome, isolated)
+        report.notes[:0] = [
+            _isolation_note(isolation, got.sandbox),
+            f"the probe's child speaks version {got.foreign_protocol} of the probe protocol, this trainlint "
+            f"version {protocol.PROTOCOL_VERSION} (is another trainlint installed for {_clean(options.python or 'the interpreter', 200)}?): "
+            "the run was stopped and nothing it reported is used"]
+        report.notes.append(f"probe wall time {time.monotonic() - started:.1f}s")
+        return report
+    report = build_report(script, static_findings, got.events, outcome, isolated)
     notes = [_isolation_note(isolation, got.sandbox)]
     versions: dict[str, str] = {}
     for e in got.events:
-        if e.get("type") == "hello":
-            versions["python"] = _clean(e.get("python", "?"), 40)
-        if e.get("type") == "versions" and isinstance(e.get("versions"), dict):
-            versions.update({_clean(k, 40): _clean(v, 40) for k, v in e["versions"].items()})
+        if isinstance(e, protocol.Hello):
+            versions["python"] = _clean(e.python, 40)
+        if isinstance(e, protocol.Versions):
+            versions.update({_clean(k, 40): _clean(v, 40) for k, v in e.versions.items()})
     if versions:
         notes.append("probe environment: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
-    last_phase = next((e.get("name") for e in reversed(got.events) if e.get("type") == "phase"), None)
+    last_phase = next((e.name for e in reversed(got.events) if isinstance(e, protocol.Phase)), None)
     if outcome == "timeout":
         where = f" during the {_clean(last_phase, 60)} check" if last_phase else " while the script ran (before training)"
         at = _hung_at(got.stacks, abs_script)
@@ -230,8 +112,8 @@ def _finish(script: Path, abs_script: Path, static_findings: list[Finding], opti
             if tail and not options.verbose:
                 report.details.append(f"script {name} (last lines):\n{tail}")
     elif outcome == "did-not-stop":
-        notes.append(f"the script kept running after the probe stopped it at training (it reported its end but did "
-                     f"not exit: was os._exit replaced?): killed; nothing of this run is trusted as all clear")
+        notes.append("the script kept running after the probe stopped it at training (it reported its end but did "
+                     "not exit: was os._exit replaced?): killed; nothing of this run is trusted as all clear")
     elif outcome == "crashed":
         status = got.returncode
         why = f"exit status {status}" if status is None or status < 128 else f"killed by signal {status - 128}"
@@ -244,8 +126,8 @@ def _finish(script: Path, abs_script: Path, static_findings: list[Finding], opti
         tail = got.stderr.tail()
         if tail:
             report.details.append("script stderr (last lines):\n" + tail)
-    elif end is not None and end.get("text"):
-        notes.append(_clean(end["text"]))
+    elif end is not None and end.text:
+        notes.append(_clean(end.text))
     if got.forged:
         notes.append(f"{got.forged} line{'s' if got.forged != 1 else ''} on the probe's channel did not come from the "
                      "probe (ignored): the script wrote to it")
@@ -265,13 +147,13 @@ def _finish(script: Path, abs_script: Path, static_findings: list[Finding], opti
     return report
 
 
-def _isolation_note(isolation: str, sandbox: dict[str, Any] | None) -> str:
+def _isolation_note(isolation: str, sandbox: protocol.Sandbox | None) -> str:
     """The isolation line, with what the sandbox's init reported it could not do."""
     if not isolation.startswith("isolated (unshare)") or sandbox is None:
         return isolation
-    if not sandbox.get("pid_ns", True):
+    if not sandbox.pid_ns:
         isolation = isolation.replace("(unshare)", "(unshare, no PID namespace)")
-    writable = [str(w) for w in sandbox.get("writable") or ()]
+    writable = list(sandbox.writable)
     if writable:
         isolation += "; still writable: " + ", ".join(writable[:10])
     return isolation
@@ -281,7 +163,7 @@ def _hung_at(text: str, script: Path) -> tuple[int, str] | None:
     """The line of the user's script in the main thread's stack dumped by faulthandler (the thread that
     runs the child's ``main``; else any thread in the script)."""
     blocks = [b for b in text.split("\n\n") if "most recent call first" in b]
-    mains = [b for b in blocks if "in main" in b and "child.py" in b]
+    mains = [b for b in blocks if "in main" in b and os.path.join("child", "main.py") in b]
     main = next((b for b in mains + blocks if f'"{script}"' in b), "")
     for line in main.splitlines():
         line = line.strip()
@@ -299,9 +181,6 @@ def _hung_at(text: str, script: Path) -> tuple[int, str] | None:
     return None
 
 
-# ---------------------------------------------------------------- findings
-
-
 def _position(script: Path, line: int | None) -> tuple[Position, Position]:
     row = int(line) if line else 1
     text = ""
@@ -317,33 +196,35 @@ def _position(script: Path, line: int | None) -> tuple[Position, Position]:
     return Position(row, start_col), Position(row, max(len(text) + 1, start_col))
 
 
-def _report(script: Path, static_findings: list[Finding], events: list[dict[str, Any]], outcome: str,
-            isolated: bool) -> ProbeReport:
-    probe_findings = [e for e in events if e.get("type") == "finding"]
+def build_report(script: Path, static_findings: list[Finding], events: list[protocol.Event], outcome: str,
+                 isolated: bool) -> ProbeReport:
+    """Every static finding with its probe status (the events that confirm, clear or leave it open),
+    then the findings only the run could see, the notes, details and incomplete checks."""
+    probe_findings = [e for e in events if isinstance(e, protocol.Finding)]
     checked: set[str] = set()
     for e in events:
-        if e.get("type") == "checked":
-            checked.update(e.get("codes") or ())
+        if isinstance(e, protocol.Checked):
+            checked.update(e.codes)
     incomplete: dict[str, str] = {}
     for e in events:
-        if e.get("type") == "incomplete":
-            for code in e.get("codes") or ():
-                incomplete.setdefault(str(code), _clean(f"{e.get('check') or 'a check'}: {e.get('reason') or ''}"))
-    end = next((e for e in events if e.get("type") == "end"), None)
+        if isinstance(e, protocol.Incomplete):
+            for code in e.codes:
+                incomplete.setdefault(code, _clean(f"{e.check or 'a check'}: {e.reason}"))
+    end = next((e for e in events if isinstance(e, protocol.End)), None)
     if outcome in _OUTCOME_TEXT:
         stop_text = _OUTCOME_TEXT[outcome]
     else:
-        stop_text = _clean((end or {}).get("text") or "the run stopped before this point")
+        stop_text = _clean((end.text if end is not None else "") or "the run stopped before this point")
     used: set[int] = set()
 
-    def matches(f: Finding, e: dict[str, Any]) -> bool:
-        return e.get("code") == f.code or f.code in (e.get("confirms") or ())
+    def matches(f: Finding, e: protocol.Finding) -> bool:
+        return e.code == f.code or f.code in e.confirms
 
     # Pass 1: an observation on the static finding's own line; pass 2: any unused observation of its code.
     chosen: dict[int, int] = {}
     for k, f in enumerate(static_findings):
         for i, e in enumerate(probe_findings):
-            if i not in used and matches(f, e) and e.get("line") == f.start.row:
+            if i not in used and matches(f, e) and e.line == f.start.row:
                 chosen[k] = i
                 used.add(i)
                 break
@@ -359,7 +240,7 @@ def _report(script: Path, static_findings: list[Finding], events: list[dict[str,
     for k, f in enumerate(static_findings):
         if k in chosen:
             e = probe_findings[chosen[k]]
-            evidence = _clean(e.get("evidence") or e.get("message", ""))
+            evidence = _clean(e.evidence or e.message)
             # What the source could not tell (an info finding), the run has shown: the rule's own
             # severity applies, so a confirmed bug fails the run whatever `fail-on` says.
             severity = min(f.severity, rule_info(f.code)[1], key=lambda s: s.rank)
@@ -380,34 +261,34 @@ def _report(script: Path, static_findings: list[Finding], events: list[dict[str,
     for i, e in enumerate(probe_findings):
         if i in used:
             continue
-        code = str(e.get("code", "TL707"))
+        code = e.code or "TL707"
         name, severity = rule_info(code)
-        if e.get("severity"):
+        if e.severity:
             try:
-                severity = Severity(e["severity"])
+                severity = Severity(e.severity)
             except ValueError:
                 pass
-        start, end_pos = _position(script, e.get("line"))
+        start, end_pos = _position(script, e.line)
         out.append(
             Finding(
                 code=code,
                 name=name,
-                message=_clean(e.get("message", "")),
+                message=_clean(e.message),
                 severity=severity,
                 filename=filename,
                 start=start,
                 end=end_pos,
-                probe=ProbeOutcome(ProbeStatus.CONFIRMED, _clean(e.get("evidence") or e.get("message", ""))),
+                probe=ProbeOutcome(ProbeStatus.CONFIRMED, _clean(e.evidence or e.message)),
             )
         )
     report = ProbeReport(findings=out, isolated=isolated, outcome=outcome)
-    for e in events:
-        if e.get("type") == "note":
-            report.notes.append(_clean(e.get("text", "")))
-        elif e.get("type") == "detail":
-            report.details.append(_clean_block(e.get("text", "")))
-        elif e.get("type") == "incomplete":
-            line = _clean(f"{e.get('check') or 'a check'}: {e.get('reason') or 'no reason given'}")
+    for ev in events:
+        if isinstance(ev, protocol.Note):
+            report.notes.append(_clean(ev.text))
+        elif isinstance(ev, protocol.Detail):
+            report.details.append(_clean_block(ev.text))
+        elif isinstance(ev, protocol.Incomplete):
+            line = _clean(f"{ev.check or 'a check'}: {ev.reason or 'no reason given'}")
             report.incomplete.append(line)
             report.notes.append(f"probe check could not complete: {line}")
     return report

@@ -1,14 +1,15 @@
-"""Child-side entry point of the probe: ``python -m trainlint.probe.child`` (see PROTOCOL.md).
+"""The probe's child process, ``python -m trainlint.probe.child`` (see ../PROTOCOL.md).
 
-Reads the config, installs the framework plugins' post-import hooks, runs the user's script as
-``__main__`` and turns the way it ends into an ``end`` event. Standard library only.
+Reads the configuration, makes the run's :class:`~trainlint.probe.child.harness.Harness`, installs the
+framework plugins (their post-import hooks), runs the user's script as ``__main__`` and turns the way it
+ends into an ``end`` event: an exception is classified at the point ``script.exception``. Standard
+library only.
 """
 
 from __future__ import annotations
 
 import faulthandler
 import importlib
-import json
 import os
 import platform
 import re
@@ -17,10 +18,14 @@ import sys
 import time
 import traceback
 
-from trainlint.probe import harness as h
+from trainlint.probe.child import harness, registry
+from trainlint.probe.child.harness import Harness, ProbeStop
+from trainlint.probe.child.offline import offline_resource
+from trainlint.probe.child.points import SCRIPT_EXCEPTION, ScriptError
+from trainlint.probe.protocol import PROTOCOL_VERSION, Config, Hello
 
 
-def _install_plugins(names: list[str]) -> None:
+def _install_plugins(h: Harness, names: list[str]) -> None:
     for name in names:
         try:
             mod = importlib.import_module(name)
@@ -31,29 +36,21 @@ def _install_plugins(names: list[str]) -> None:
             install(h)
 
 
-def _classify(exc: BaseException, line: int | None) -> tuple:
-    for mapper in h.exception_mappers:
-        try:
-            got = mapper(exc, line)
-        except Exception:  # noqa: BLE001
-            got = None
-        if got:
-            return got
-    text = f"{type(exc).__name__}: {exc}".strip()
-    first = text.splitlines()[0] if text else type(exc).__name__
-    if len(first) > 300:
-        first = first[:297] + "..."
-    return (
-        "TL707",
-        f"the script raised {first} at {h.where(line)} before training",
-        f"{first} at {h.where(line)}" + (f": `{h.user_source_line(line)}`" if line else ""),
-    )
-
-
-def _report_exception(exc: BaseException) -> None:
+def _report_exception(h: Harness, exc: BaseException) -> None:
+    """The script raised before training: the plugins look first (one may end the run with a status of
+    its own), then the classifiers of ``script.exception`` name its code."""
     line = h.user_line(exc.__traceback__)
-    code, message, evidence, *rest = _classify(exc, line)
-    h.finding(code, message, evidence=evidence, line=line, confirms=tuple(rest[0]) if rest else ())
+    for hook in list(h.exception_hooks):
+        try:
+            hook(exc, line)
+        except ProbeStop:
+            raise
+        except Exception:  # noqa: BLE001  # a broken hook must not hide the script's error
+            pass
+    got = registry.classify(h, SCRIPT_EXCEPTION, ScriptError(exc, line))
+    message = got.message if got is not None else f"the script raised {type(exc).__name__} before training"
+    if got is not None:
+        h.finding(got.code, got.message, evidence=got.evidence, line=line, confirms=got.confirms)
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:])
     h.detail("script traceback (last frames):\n" + tb.rstrip())
     h.end("script-error", message, line)
@@ -70,24 +67,24 @@ def _read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def _limits(config: dict) -> None:
+def _limits(h: Harness, config: Config) -> None:
     """The probe's resource limits, set before the script runs (inherited by what it starts)."""
     import resource
 
-    memory = int(config.get("memory_mb") or 0)
+    memory = config.memory_mb
     if memory > 0:
         resource.setrlimit(resource.RLIMIT_AS, (memory << 20, memory << 20))
-    procs = int(config.get("max_processes") or 0)
+    procs = config.max_processes
     if procs > 0:
         # RLIMIT_NPROC counts threads too (and never applies to root): generous; the watchdog below
         # counts processes in the sandbox's PID namespace, for every user.
         soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
         limit = procs * 8 if hard == resource.RLIM_INFINITY else min(procs * 8, hard)
         resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
-        _process_watchdog(procs)
+        _process_watchdog(h, procs)
 
 
-def _process_watchdog(limit: int) -> None:
+def _process_watchdog(h: Harness, limit: int) -> None:
     """Stop the run when the PID namespace holds more than ``limit`` processes."""
     import threading
 
@@ -107,7 +104,7 @@ def _process_watchdog(limit: int) -> None:
             if n > limit:
                 h.end("resource-limit", f"the script started more than {limit} processes, the probe's limit "
                       f"of {limit} processes (--probe-processes): stopped")
-                h._real_exit(0)
+                h.real_exit(0)
 
     threading.Thread(target=watch, daemon=True, name="trainlint-process-limit").start()
 
@@ -137,9 +134,7 @@ def _asset_problem(exc: BaseException) -> str | None:
         return None
     what = ""
     try:
-        from trainlint.stages.s8_compat.probe import _offline_resource
-
-        found = _offline_resource(exc)
+        found = offline_resource(exc)
         if found is not None:
             what = f"{found[0]} {found[1]!r}"
     except Exception:  # noqa: BLE001
@@ -147,13 +142,13 @@ def _asset_problem(exc: BaseException) -> str | None:
     return what
 
 
-def _resource_limit(exc: BaseException, config: dict) -> str | None:
+def _resource_limit(exc: BaseException, config: Config) -> str | None:
     import errno
 
-    if isinstance(exc, MemoryError) and config.get("memory_mb"):
-        return f"the script ran out of the probe's memory limit ({config['memory_mb']} MB, --probe-memory)"
-    if isinstance(exc, OSError) and exc.errno == errno.EAGAIN and config.get("max_processes"):
-        return (f"the script hit the probe's limit of {config['max_processes']} processes "
+    if isinstance(exc, MemoryError) and config.memory_mb:
+        return f"the script ran out of the probe's memory limit ({config.memory_mb} MB, --probe-memory)"
+    if isinstance(exc, OSError) and exc.errno == errno.EAGAIN and config.max_processes:
+        return (f"the script hit the probe's limit of {config.max_processes} processes "
                 f"({type(exc).__name__}: {exc}): --probe-processes raises it")
     return None
 
@@ -162,11 +157,11 @@ def _resource_limit(exc: BaseException, config: dict) -> str | None:
 _OUTPUT_OPTION = re.compile(r"^--?(output|out|save|logging|log)[_-]?(dir|directory|path|folder)$", re.IGNORECASE)
 
 
-def _redirect_output_args(argv: list[str], workdir: str) -> tuple[list[str], list[str]]:
+def redirect_output_args(argv: list[str], workdir: str) -> tuple[list[str], list[str]]:
     """Point the script's output options into the work directory, the only writable place of the
     sandbox (a script's own ``os.makedirs(args.output_dir)`` would fail there). Returns the new
     argv and a description of each change."""
-    out, changed = list(argv), []
+    out, changed = list(argv), list[str]()
     root = os.path.join(workdir, "outputs")
     i = 1
     while i < len(out):
@@ -202,41 +197,33 @@ def main() -> int:
     if len(sys.argv) > 1:
         # The parent's pipes: config (read once), events, stacks; none of them is named in the environment.
         cfg_fd, events_fd, stacks_fd = (int(x) for x in sys.argv[1].split(","))
-        config = json.loads(_read_all(cfg_fd))
+        config = Config.from_json(_read_all(cfg_fd))
     else:  # by hand, for debugging: the config file and an events file named in the environment
         with open(os.environ["TRAINLINT_PROBE_CONFIG"], encoding="utf-8") as f:
-            config = json.load(f)
+            config = Config.from_json(f.read())
         events_fd, stacks_fd = -1, -1
-    h.started = time.monotonic()
-    h.options = config
-    h.workdir = config["workdir"]
-    h.script_path = os.path.realpath(config["script"])
-    h.open_events(events_fd if events_fd >= 0 else os.environ["TRAINLINT_PROBE_EVENTS"], config.pop("key", ""))
-    h.emit("hello", python=sys.version.split()[0], implementation=platform.python_implementation())
+    key, config.key = config.key, ""  # the script runs in this process: it does not get to read the key
+    h = Harness(config, key=key)
+    harness.install(h)
+    h.open_events(events_fd if events_fd >= 0 else os.environ["TRAINLINT_PROBE_EVENTS"])
+    h.emit(Hello(sys.version.split()[0], platform.python_implementation(), PROTOCOL_VERSION))
     # Shortly before the parent's kill, dump every thread's stack: where the script hung.
-    timeout = float(config.get("timeout") or 0)
+    timeout = config.timeout
     if stacks_fd >= 0:
-        stack_file = os.fdopen(h.hide_fd(stacks_fd), "w", encoding="utf-8")
-        deadline = float(config.get("deadline") or 0) or h.started + timeout
+        stack_file = os.fdopen(harness.hide_fd(stacks_fd), "w", encoding="utf-8")
+        deadline = config.deadline or h.started + timeout
         delay = deadline - time.monotonic() - min(1.5, 0.15 * timeout)
         if timeout > 1 and delay > 0:
             faulthandler.dump_traceback_later(delay, exit=False, file=stack_file)
     try:
-        _limits(config)
+        _limits(h, config)
     except (ValueError, OSError) as exc:
         h.note(f"the probe's resource limits could not be set: {exc}")
 
-    # Exception mapping of known API breaks (TL804, TL805, ...), from the compat stage.
-    try:
-        from trainlint.stages.s8_compat.probe import classify_exception
+    _install_plugins(h, config.plugins)
 
-        h.exception_mappers.append(classify_exception)
-    except ImportError:
-        pass
-    _install_plugins(list(config.get("plugins", ())))
-
-    sys.argv = list(config.get("argv") or [config["script"]])
-    sys.argv, redirected = _redirect_output_args(sys.argv, os.path.realpath(h.workdir))
+    sys.argv = list(config.argv or [config.script])
+    sys.argv, redirected = redirect_output_args(sys.argv, os.path.realpath(h.workdir))
     if redirected:
         h.note(f"output options redirected into the probe's temporary directory: {', '.join(redirected)}")
     script_dir = os.path.dirname(h.script_path)
@@ -249,8 +236,8 @@ def main() -> int:
 
     code = 0
     try:
-        runpy.run_path(config["script"], run_name="__main__")
-    except h.ProbeStop:
+        runpy.run_path(config.script, run_name="__main__")
+    except ProbeStop:
         pass
     except SystemExit as exc:
         line = h.user_line(exc.__traceback__)
@@ -290,7 +277,7 @@ def main() -> int:
                       f" (or download it once, e.g. run the script without --probe), or use --tiny-model for a hub "
                       f"model; the script itself is not at fault", line)
             else:
-                _report_exception(exc)
+                _report_exception(h, exc)
     else:
         if not h.ended():
             h.end(
@@ -307,7 +294,6 @@ def main() -> int:
     return code
 
 
-if __name__ == "__main__":
-    rc = main()
-    # Skip interpreter teardown (framework atexit handlers, thread joins): the parent has the events.
-    h._real_exit(rc)
+def exit_now(code: int) -> None:
+    """Exit at once, through the ``os._exit`` taken before the script ran (a script may replace it)."""
+    harness.current().real_exit(code)

@@ -1,7 +1,7 @@
 """Child-side plugin: scripts written for GPUs and clusters, probed on one CPU (docs/gpu-probes.md).
 
 Post-import hooks only (standard library + the frameworks; nothing is imported before the script
-imports it). The TensorFlow half lives in :mod:`trainlint.probe.hooks_tf_devices`.
+imports it). The TensorFlow half lives in :mod:`trainlint.probe.child.frameworks.tf_devices`.
 
 CUDA on a CPU (torch):
 
@@ -38,8 +38,11 @@ import os
 import re
 import sys
 import sysconfig
-import types
 from typing import Any
+
+from trainlint.probe.child import registry
+from trainlint.probe.child.harness import Harness
+from trainlint.probe.child.points import CUDA_EMULATED, DeviceEmulation
 
 #: Launchers whose processes read the torchrun environment (rank, world size, master address).
 DIST_LAUNCHERS = ("torchrun", "torch.distributed.launch", "torch.distributed.run", "deepspeed")
@@ -73,24 +76,14 @@ _WORLD_SIGNS = re.compile(
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # .../trainlint
 
 
-class _State:
-    """What was emulated, for the one note at the end of the run."""
-
-    def __init__(self) -> None:
-        self.mapped: dict[str, int] = {}
-        self.world: str = ""
-        self.fp16 = False
-        self.flushed = False
-
-    def add(self, what: str) -> None:
-        self.mapped[what] = self.mapped.get(what, 0) + 1
+def _emulation(h: Harness) -> DeviceEmulation:
+    """What was emulated so far (kept on the harness by :func:`install`)."""
+    return h.kept(DeviceEmulation) or h.keep(DeviceEmulation())
 
 
-_st = _State()
-
-
-def install(h: types.ModuleType) -> None:
-    raw = str(h.options.get("launcher") or "")
+def install(h: Harness) -> None:
+    h.keep(DeviceEmulation())
+    raw = h.config.launcher
     launcher = (launcher_name(raw) or raw) if raw else ""
     source = _script_source(h)
     if launcher in DIST_LAUNCHERS or (not launcher and _WORLD_SIGNS.search(source)):
@@ -101,13 +94,13 @@ def install(h: types.ModuleType) -> None:
     h.when_imported("accelerate.accelerator", lambda m: _on_accelerate(h, m))
     h.when_imported("transformers.modeling_utils", lambda m: _on_modeling_utils(h, m))
     h.when_imported("deepspeed", lambda m: _on_deepspeed(h, m))
-    h.exception_mappers.insert(0, lambda exc, line: _map_exception(h, exc, line))
-    _hook_end(h)
+    h.exception_hooks.insert(0, lambda exc, line: _cuda_error(h, exc, line))
+    h.on_end(lambda: _flush(h))
 
 
-def _script_source(h: types.ModuleType) -> str:
+def _script_source(h: Harness) -> str:
     try:
-        with open(h.options.get("script") or "", encoding="utf-8", errors="replace") as f:
+        with open(h.config.script, encoding="utf-8", errors="replace") as f:
             return f.read()
     except OSError:
         return ""
@@ -116,36 +109,19 @@ def _script_source(h: types.ModuleType) -> str:
 # ---------------------------------------------------------------- the note at the end
 
 
-def _hook_end(h: types.ModuleType) -> None:
-    original = h.end
-
-    @functools.wraps(original)
-    def end(*args: Any, **kwargs: Any) -> None:
-        if not h.ended():
-            _flush(h)
-        original(*args, **kwargs)
-
-    h.end = end
-
-
-def _flush(h: types.ModuleType) -> None:
-    if _st.flushed:
+def _flush(h: Harness) -> None:
+    st = _emulation(h)
+    if st.flushed:
         return
-    _st.flushed = True
-    if _st.mapped:
-        h.note("CUDA emulated on CPU (the probe has no GPU): " + "; ".join(_st.mapped))
-        codes = set(h.options.get("static_codes") or ())
-        if _st.fp16:
+    st.flushed = True
+    if st.mapped:
+        h.note("CUDA emulated on CPU (the probe has no GPU): " + "; ".join(st.mapped))
+        if st.fp16:
             h.note("float16 mixed precision ran as float32 on the CPU: a float16 overflow (inf/NaN loss, "
                    "skipped GradScaler steps) could not be confirmed on CPU")
-            if "TL406" in codes:
-                h.incomplete("float16 overflow", "autocast(float16) ran as float32 on the CPU: a non-finite "
-                             "loss in float16 could not be confirmed on CPU", ["TL406"])
-        if "TL703" in codes:
-            h.incomplete("GPU memory", "CUDA emulated on CPU: GPU memory growth could not be confirmed on CPU",
-                         ["TL703"])
-    if _st.world:
-        h.note(_st.world)
+        registry.announce(h, CUDA_EMULATED, st)
+    if st.world:
+        h.note(st.world)
 
 
 # ---------------------------------------------------------------- who is asking
@@ -184,11 +160,11 @@ def _asked_by_script(depth: int = 2) -> bool:
 # ---------------------------------------------------------------- torch
 
 
-def _on_torch(h: types.ModuleType, torch: types.ModuleType) -> None:
+def _on_torch(h: Harness, torch: Any) -> None:
     if torch.cuda.is_available():
         return  # a real GPU: nothing to emulate
     _install_device_mode(h, torch)
-    _patch_load(torch)
+    _patch_load(h, torch)
     _patch_cuda_queries(h, torch)
     _patch_amp(h, torch)
     _patch_distributed(h, torch)
@@ -198,13 +174,14 @@ def _device_type(d: Any, torch: Any) -> str:
     if isinstance(d, str):
         return d.split(":", 1)[0].strip().lower()
     if isinstance(d, torch.device):
-        return d.type
+        return str(d.type)
     if isinstance(d, int) and not isinstance(d, bool):
         return "cuda"  # a bare index is a CUDA device
     return ""
 
 
-def _install_device_mode(h: types.ModuleType, torch: Any) -> None:
+def _install_device_mode(h: Harness, torch: Any) -> None:
+    st = _emulation(h)
     try:
         from torch.overrides import TorchFunctionMode
     except ImportError:
@@ -213,12 +190,12 @@ def _install_device_mode(h: types.ModuleType, torch: Any) -> None:
 
     def to_cpu(d: Any, what: str) -> Any:
         if _device_type(d, torch) == "cuda":
-            _st.add(what)
+            st.add(what)
             return cpu
         return d
 
-    class CudaOnCpu(TorchFunctionMode):
-        def __torch_function__(self, func: Any, types_: Any, args: tuple = (), kwargs: Any = None) -> Any:
+    class CudaOnCpu(TorchFunctionMode):  # type: ignore[misc]  # torch is Any to the type checker
+        def __torch_function__(self, func: Any, types_: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
             kwargs = kwargs or {}
             code = getattr(func, "__code__", None)
             if code is not None and code.co_filename.startswith(_PKG_DIR) and hasattr(func, "__wrapped__"):
@@ -226,7 +203,7 @@ def _install_device_mode(h: types.ModuleType, torch: Any) -> None:
                 func = func.__wrapped__
             name = getattr(func, "__name__", "")
             if name == "cuda" and args:
-                _st.add(".cuda() → CPU")
+                st.add(".cuda() → CPU")
                 keep = {k: v for k, v in kwargs.items() if k in ("non_blocking", "memory_format")}
                 return args[0].to(cpu, **keep)
             if name == "pin_memory" and args:
@@ -239,11 +216,12 @@ def _install_device_mode(h: types.ModuleType, torch: Any) -> None:
 
     mode = CudaOnCpu()
     mode.__enter__()  # for the whole run, on the main thread (modes are thread-local)
-    h.state["cuda_on_cpu_mode"] = mode
+    st.mode = mode
 
 
-def _patch_load(torch: Any) -> None:
+def _patch_load(h: Harness, torch: Any) -> None:
     """``torch.load(..., map_location="cuda:0")`` (or a checkpoint saved on a GPU): onto the CPU."""
+    st = _emulation(h)
     original = torch.load
 
     @functools.wraps(original)
@@ -251,7 +229,7 @@ def _patch_load(torch: Any) -> None:
         where = kwargs.get("map_location", args[1] if len(args) > 1 else None)
         if where is None or isinstance(where, (str, int)) or isinstance(where, torch.device) or isinstance(where, dict):
             if isinstance(where, dict) or (where is not None and _device_type(where, torch) == "cuda"):
-                _st.add(f"torch.load(map_location={where!r}) → CPU")
+                st.add(f"torch.load(map_location={where!r}) → CPU")
             args = args[:1] + args[2:] if len(args) > 1 else args
             kwargs["map_location"] = "cpu"
         return original(*args, **kwargs)
@@ -292,31 +270,32 @@ class _Event:
         return True
 
     def elapsed_time(self, end: Any) -> float:
-        return (end.t - self.t) * 1000.0
+        return float(end.t - self.t) * 1000.0
 
 
-def _patch_cuda_queries(h: types.ModuleType, torch: Any) -> None:
+def _patch_cuda_queries(h: Harness, torch: Any) -> None:
+    st = _emulation(h)
     cuda = torch.cuda
     real_available, real_count = cuda.is_available, cuda.device_count
 
     def is_available() -> bool:
         if _asked_by_script():
-            _st.add("torch.cuda.is_available() → True for the script")
+            st.add("torch.cuda.is_available() → True for the script")
             return True
-        return real_available()
+        return bool(real_available())
 
     def device_count() -> int:
         if _asked_by_script():
-            _st.add("torch.cuda.device_count() → 1 for the script")
+            st.add("torch.cuda.device_count() → 1 for the script")
             return 1
-        return real_count()
+        return int(real_count())
 
     def is_bf16_supported(*args: Any, **kwargs: Any) -> bool:
         return _asked_by_script()
 
     def noop(what: str) -> Any:
         def f(*args: Any, **kwargs: Any) -> None:
-            _st.add(what)
+            st.add(what)
 
         return f
 
@@ -329,13 +308,13 @@ def _patch_cuda_queries(h: types.ModuleType, torch: Any) -> None:
 
     class device:  # torch.cuda.device(i): a context manager that does nothing on the CPU
         def __init__(self, *args: Any, **kwargs: Any) -> None:
-            _st.add("torch.cuda.device(...) → CPU")
+            st.add("torch.cuda.device(...) → CPU")
 
         def __enter__(self) -> None:
             return None
 
-        def __exit__(self, *exc: Any) -> bool:
-            return False
+        def __exit__(self, *exc: Any) -> None:
+            return None
 
     total = _Props().total_memory
     replacements = {
@@ -377,7 +356,8 @@ def _patch_cuda_queries(h: types.ModuleType, torch: Any) -> None:
                     setattr(mod, name, fn)
 
 
-def _patch_amp(h: types.ModuleType, torch: Any) -> None:
+def _patch_amp(h: Harness, torch: Any) -> None:
+    st = _emulation(h)
     try:
         from torch.amp import autocast_mode, grad_scaler
     except ImportError:
@@ -391,9 +371,9 @@ def _patch_amp(h: types.ModuleType, torch: Any) -> None:
         if str(device_type).startswith("cuda") and enabled:
             dt = dtype if dtype is not None else torch.float16
             name = str(dt).replace("torch.", "")
-            _st.add(f"autocast('cuda', {name}) → off (float32)")
+            st.add(f"autocast('cuda', {name}) → off (float32)")
             if dt == torch.float16:
-                _st.fp16 = True
+                st.fp16 = True
             enabled = False
         original_ac(self, device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
@@ -405,8 +385,8 @@ def _patch_amp(h: types.ModuleType, torch: Any) -> None:
     @functools.wraps(original_gs)
     def gs_init(self: Any, device: str = "cuda", *args: Any, **kwargs: Any) -> None:
         if str(device).startswith("cuda") and kwargs.get("enabled", True) is not False:
-            _st.add("GradScaler('cuda') → off (no loss scaling)")
-            _st.fp16 = True
+            st.add("GradScaler('cuda') → off (no loss scaling)")
+            st.fp16 = True
             kwargs["enabled"] = False
             if args:  # (init_scale, growth_factor, backoff_factor, growth_interval, enabled)
                 args = args[:4]
@@ -451,9 +431,9 @@ def loopback_up() -> str:
         return f"the loopback interface is down and cannot be brought up here ({exc.strerror or exc})"
 
 
-def _setup_world_env(h: types.ModuleType, launcher: str, source: str) -> None:
-    why = loopback_up()
-    h.state["loopback"] = why
+def _setup_world_env(h: Harness, launcher: str, source: str) -> None:
+    st = _emulation(h)
+    st.loopback = loopback_up()
     env = {
         "RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "LOCAL_WORLD_SIZE": "1", "GROUP_RANK": "0",
         "ROLE_RANK": "0", "ROLE_WORLD_SIZE": "1", "GROUP_WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
@@ -464,113 +444,114 @@ def _setup_world_env(h: types.ModuleType, launcher: str, source: str) -> None:
     # torch.distributed.launch (without --use-env) and the deepspeed launcher pass --local_rank=N.
     if launcher in ("torch.distributed.launch", "deepspeed"):
         m = re.search(r"""add_argument\(\s*['"](--local[-_]rank)['"]""", source)
-        argv = list(h.options.get("argv") or [h.options.get("script")])
+        argv = list(h.config.argv or [h.config.script])
         if m and not any(a.startswith(m.group(1)) for a in argv[1:]):
-            h.options["argv"] = [argv[0], f"{m.group(1)}=0", *argv[1:]]
+            h.config.argv = [argv[0], f"{m.group(1)}=0", *argv[1:]]
     how = f"as `{launcher}` with one process" if launcher else "the script uses torch.distributed; no --launcher given"
-    _st.world = (f"probed as rank 0 of a world of size 1 ({how}): RANK=0, "
+    st.world = (f"probed as rank 0 of a world of size 1 ({how}): RANK=0, "
                  f"WORLD_SIZE=1, LOCAL_RANK=0, MASTER_ADDR=127.0.0.1, MASTER_PORT={os.environ['MASTER_PORT']}")
 
 
-def _register_world_of_one() -> "str | None":
+def _register_world_of_one() -> str | None:
     """A process group of one rank, in this process, with no network: every collective of a world of
     size 1 is the identity (a copy from input to output). Registered as the backend "trainlint_one"."""
     import torch.distributed as dist
     from torch.futures import Future
 
     try:
-        from torch._C._distributed_c10d import _create_work_from_future
+        from torch._C._distributed_c10d import _create_work_from_future  # type: ignore[attr-defined]
     except ImportError:
         return None
 
-    def done(result):
-        fut = Future()
+    def done(result: Any) -> Any:
+        fut: Any = Future()
         fut.set_result(result)
         return _create_work_from_future(fut)
 
-    def copy(out, inp):
+    def copy(out: Any, inp: Any) -> None:
         if out is not inp and out.data_ptr() != inp.data_ptr():
             out.copy_(inp.reshape(out.shape))
 
-    class WorldOfOne(dist.ProcessGroup):
-        def __init__(self, rank=0, world_size=1):
+    class WorldOfOne(dist.ProcessGroup):  # type: ignore[misc]  # torch is Any to the type checker
+        def __init__(self, rank: Any = 0, world_size: Any = 1) -> None:
             super().__init__(rank, world_size)
 
-        def size(self):
+        def size(self) -> Any:
             return 1
 
         @property
-        def group_name(self):
+        def group_name(self) -> Any:
             try:
                 return dist.distributed_c10d._world.pg_names[self]  # noqa: SLF001
             except Exception:  # noqa: BLE001
                 return "trainlint_one"
 
-        def getBackendName(self):
+        def getBackendName(self) -> Any:
             return "trainlint_one"
 
-        def allreduce(self, tensors, opts=None):
+        def allreduce(self, tensors: Any, opts: Any = None) -> Any:
             return done(tensors)
 
         allreduce_coalesced = allreduce
 
-        def barrier(self, opts=None):
+        def barrier(self, opts: Any = None) -> Any:
             return done(None)
 
-        def broadcast(self, tensors, opts=None):
+        def broadcast(self, tensors: Any, opts: Any = None) -> Any:
             return done(tensors)
 
-        def reduce(self, tensors, opts=None):
+        def reduce(self, tensors: Any, opts: Any = None) -> Any:
             return done(tensors)
 
-        def allgather(self, output_lists, inputs, opts=None):
+        def allgather(self, output_lists: Any, inputs: Any, opts: Any = None) -> Any:
             for outs, inp in zip(output_lists, inputs):
                 for out in outs:
                     copy(out, inp)
             return done(output_lists)
 
-        def allgather_coalesced(self, output_lists, inputs, opts=None):
+        def allgather_coalesced(self, output_lists: Any, inputs: Any, opts: Any = None) -> Any:
             return self.allgather(output_lists, inputs, opts)
 
-        def _allgather_base(self, output, inp, opts=None):
+        def _allgather_base(self, output: Any, inp: Any, opts: Any = None) -> Any:
             copy(output, inp)
             return done(output)
 
         all_gather_single = _allgather_base
 
-        def allgather_into_tensor_coalesced(self, outputs, inputs, opts=None):
+        def allgather_into_tensor_coalesced(self, outputs: Any, inputs: Any, opts: Any = None) -> Any:
             for out, inp in zip(outputs, inputs):
                 copy(out, inp)
             return done(outputs)
 
-        def gather(self, output_lists, inputs, opts=None):
+        def gather(self, output_lists: Any, inputs: Any, opts: Any = None) -> Any:
             return self.allgather(output_lists, inputs, opts)
 
-        def scatter(self, outputs, input_lists, opts=None):
+        def scatter(self, outputs: Any, input_lists: Any, opts: Any = None) -> Any:
             for out, ins in zip(outputs, input_lists):
                 if ins:
                     copy(out, ins[0])
             return done(outputs)
 
-        def reduce_scatter(self, outputs, input_lists, opts=None):
+        def reduce_scatter(self, outputs: Any, input_lists: Any, opts: Any = None) -> Any:
             return self.scatter(outputs, input_lists, opts)
 
         # in a world of one, reduce-scatter is the same copy as all-gather
         _reduce_scatter_base = reduce_scatter_single = _allgather_base
         reduce_scatter_tensor_coalesced = allgather_into_tensor_coalesced
 
-        def alltoall_base(self, output, inp, output_split_sizes, input_split_sizes, opts=None):
+        def alltoall_base(self, output: Any, inp: Any, output_split_sizes: Any, input_split_sizes: Any,
+                          opts: Any = None) -> Any:
             copy(output, inp)
             return done(output)
 
         all_to_all_single = alltoall_base
 
-        def alltoall(self, outputs, inputs, opts=None):
+        def alltoall(self, outputs: Any, inputs: Any, opts: Any = None) -> Any:
             for out, inp in zip(outputs, inputs):
                 copy(out, inp)
             return done(outputs)
 
-    def create(store, rank, world_size, timeout):
+    def create(store: Any, rank: Any, world_size: Any, timeout: Any) -> Any:
         return WorldOfOne(rank, world_size)
 
     try:
@@ -580,7 +561,8 @@ def _register_world_of_one() -> "str | None":
     return "trainlint_one"
 
 
-def _patch_distributed(h: types.ModuleType, torch: Any) -> None:
+def _patch_distributed(h: Harness, torch: Any) -> None:
+    st = _emulation(h)
     try:
         import torch.distributed as dist
         from torch.distributed import distributed_c10d as c10d
@@ -603,15 +585,15 @@ def _patch_distributed(h: types.ModuleType, torch: Any) -> None:
         asked_world = a.get("world_size", -1)
         if asked_world in (-1, None):
             asked_world = os.environ.get("WORLD_SIZE", "?")
-        why = h.state.get("loopback")
+        why = st.loopback
         if why is None:
-            why = h.state["loopback"] = loopback_up()
-        backend = "gloo"
+            why = st.loopback = loopback_up()
+        backend: str | None = "gloo"
         if why:  # gloo binds to the loopback interface: without it, an in-process world of one
-            backend = h.state.get("world_of_one") or _register_world_of_one()
+            backend = st.world_of_one or _register_world_of_one()
             if backend is None:
                 _unsupported(h, "torch.distributed", f"init_process_group needs the loopback network for gloo: {why}")
-            h.state["world_of_one"] = backend
+            st.world_of_one = backend
         a["backend"] = backend
         a.pop("init_method", None)
         a["store"] = dist.HashStore()
@@ -619,10 +601,10 @@ def _patch_distributed(h: types.ModuleType, torch: Any) -> None:
         if a.get("device_id") is not None:
             a["device_id"] = None
         a.pop("pg_options", None)
-        if not _st.world:
-            _st.world = "probed as rank 0 of a world of size 1"
+        if not st.world:
+            st.world = "probed as rank 0 of a world of size 1"
         got = "gloo" if backend == "gloo" else "a world of one in this process (collectives are copies; no network)"
-        _st.world += (f"; init_process_group(backend={asked_backend!r}, world_size={asked_world}) → {got}, "
+        st.world += (f"; init_process_group(backend={asked_backend!r}, world_size={asked_world}) → {got}, "
                       "rank 0 of 1, in-process store")
         return original(**a)
 
@@ -650,14 +632,15 @@ def _patch_distributed(h: types.ModuleType, torch: Any) -> None:
     except ImportError:
         mp = spawn_mod = None
     if mp is not None:
-        def spawn(fn: Any, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool = False,
+        def spawn(fn: Any, args: tuple[Any, ...] = (), nprocs: int = 1, join: bool = True, daemon: bool = False,
                   start_method: str = "spawn") -> None:
-            _st.world = (_st.world or "probed as rank 0 of a world of size 1") + (
+            st.world = (st.world or "probed as rank 0 of a world of size 1") + (
                 f"; mp.spawn(nprocs={nprocs}) → one call of {getattr(fn, '__name__', 'fn')}(0, ...) in the probe process")
             fn(0, *args)
             return None
 
-        def start_processes(fn: Any, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool = False,
+        def start_processes(fn: Any, args: tuple[Any, ...] = (), nprocs: int = 1, join: bool = True,
+                            daemon: bool = False,
                             start_method: str = "spawn") -> None:
             return spawn(fn, args, nprocs, join, daemon, start_method)
 
@@ -684,7 +667,7 @@ def _patch_distributed(h: types.ModuleType, torch: Any) -> None:
                 dropped.append(key)
                 kwargs[key] = None
         if dropped:
-            _st.add(f"DistributedDataParallel({', '.join(sorted(set(dropped)))}=...) → CPU module")
+            st.add(f"DistributedDataParallel({', '.join(sorted(set(dropped)))}=...) → CPU module")
         original_ddp(self, module, *args, **kwargs)
 
     DDP.__init__ = ddp_init
@@ -698,14 +681,14 @@ def _patch_distributed(h: types.ModuleType, torch: Any) -> None:
     @functools.wraps(original_fsdp)
     def fsdp_init(self: Any, module: Any, *args: Any, **kwargs: Any) -> None:
         if kwargs.get("device_id") is not None and _device_type(kwargs["device_id"], torch) == "cuda":
-            _st.add("FullyShardedDataParallel(device_id=cuda) → CPU")
+            st.add("FullyShardedDataParallel(device_id=cuda) → CPU")
             kwargs["device_id"] = torch.device("cpu")
         original_fsdp(self, module, *args, **kwargs)
 
     FSDP.__init__ = fsdp_init
 
 
-def _unsupported(h: types.ModuleType, stack: str, reason: str) -> None:
+def _unsupported(h: Harness, stack: str, reason: str) -> None:
     """A stack that cannot run on this CPU: a status, never a finding against the script."""
     h.incomplete(stack, reason)
     h.stop("unsupported", f"not probed: {reason}", h.user_line())
@@ -714,7 +697,8 @@ def _unsupported(h: types.ModuleType, stack: str, reason: str) -> None:
 # ---------------------------------------------------------------- accelerate, deepspeed
 
 
-def _on_accelerate(h: types.ModuleType, mod: types.ModuleType) -> None:
+def _on_accelerate(h: Harness, mod: Any) -> None:
+    st = _emulation(h)
     Accelerator = getattr(mod, "Accelerator", None)
     if Accelerator is None:
         return
@@ -724,8 +708,8 @@ def _on_accelerate(h: types.ModuleType, mod: types.ModuleType) -> None:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         asked = kwargs.get("mixed_precision") or os.environ.get("ACCELERATE_MIXED_PRECISION")
         if str(asked) == "fp16" and not _real_cuda():
-            _st.add("Accelerator(mixed_precision='fp16') → 'no' (float32)")
-            _st.fp16 = True
+            st.add("Accelerator(mixed_precision='fp16') → 'no' (float32)")
+            st.fp16 = True
             kwargs["mixed_precision"] = "no"
             os.environ.pop("ACCELERATE_MIXED_PRECISION", None)
         original(self, *args, **kwargs)
@@ -744,7 +728,8 @@ def _cpu_device_map(device_map: Any) -> Any:
     return "cpu"  # "cuda", "cuda:0", 0, torch.device("cuda"), "auto"/"balanced"/"sequential" over GPUs
 
 
-def _on_modeling_utils(h: types.ModuleType, mod: types.ModuleType) -> None:
+def _on_modeling_utils(h: Harness, mod: Any) -> None:
+    st = _emulation(h)
     PreTrainedModel = getattr(mod, "PreTrainedModel", None)
     if PreTrainedModel is None or _real_cuda():
         return
@@ -754,7 +739,7 @@ def _on_modeling_utils(h: types.ModuleType, mod: types.ModuleType) -> None:
     def from_pretrained(cls: Any, *args: Any, **kwargs: Any) -> Any:
         mapped = _cpu_device_map(kwargs.get("device_map"))
         if mapped is not None:
-            _st.add(f"from_pretrained(device_map={kwargs['device_map']!r}) → 'cpu'")
+            st.add(f"from_pretrained(device_map={kwargs['device_map']!r}) → 'cpu'")
             kwargs["device_map"] = mapped
         return original(cls, *args, **kwargs)
 
@@ -769,7 +754,7 @@ def _real_cuda() -> bool:
         return False
 
 
-def _on_deepspeed(h: types.ModuleType, ds: types.ModuleType) -> None:
+def _on_deepspeed(h: Harness, ds: Any) -> None:
     original = getattr(ds, "initialize", None)
     if original is None:
         return
@@ -792,17 +777,10 @@ _CUDA_ERRORS = ("Torch not compiled with CUDA enabled", "Cannot access accelerat
                 "No CUDA GPUs are available", "NCCL", "CUDA driver")
 
 
-def _map_exception(h: types.ModuleType, exc: BaseException, line: int | None) -> tuple | None:
+def _cuda_error(h: Harness, exc: BaseException, line: int | None) -> None:
+    """A CUDA feature the emulation does not provide: a status (unsupported), not a finding."""
     text = f"{type(exc).__name__}: {exc}"
     if any(s in text for s in _CUDA_ERRORS) and not _real_cuda():
         first = text.strip().splitlines()[0][:240]
         _unsupported(h, "CUDA emulation", f"the script uses a CUDA feature the CPU emulation does not provide, "
                      f"at {h.where(line)}: {first}")
-    if isinstance(exc, RuntimeError) and "doesn't have any parameter that requires a gradient" in str(exc):
-        return (
-            "TL305",
-            "the model has no trainable parameter: DistributedDataParallel refuses to wrap it (every "
-            "parameter has requires_grad=False)",
-            f"{text.splitlines()[0][:240]} at {h.where(line)}",
-        )
-    return None

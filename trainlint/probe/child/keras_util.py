@@ -7,6 +7,8 @@ import math
 import re
 from typing import Any
 
+from trainlint.probe.child.harness import Harness
+
 LABEL_KEY_NAMES = ("labels", "label", "target", "targets", "y", "class", "classes")
 
 #: The tf.data.Dataset objects made by ``to_tf_dataset``: id -> (dataset, info). The dataset is kept
@@ -224,10 +226,10 @@ def train_once(st: Any, x: Any, y: Any, sw: Any) -> float | None:
     return None if value is None else float(np_of(value))
 
 
-def skip_warmup(h: Any, st: Any) -> None:
+def skip_warmup(h: Harness, st: Any) -> None:
     """A warmup schedule starts at learning rate 0: a first step would move nothing whatever the
     pipeline. Move the optimizer to the first step of the schedule with a non-zero rate."""
-    opt = getattr(st.model, "optimizer", None)
+    opt: Any = getattr(st.model, "optimizer", None)
     sched = schedule_of(opt) if opt is not None else None
     if sched is None:
         return

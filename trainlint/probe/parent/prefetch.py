@@ -12,7 +12,8 @@ fetches exactly what the probe uses:
 - a dataset: the first ``--probe-rows`` rows of each split through streaming, saved with
   ``save_to_disk`` under ``<HF_HOME>/trainlint/prefetch/datasets/<name>/<config>``. During the
   probe, a ``load_dataset(name, config)`` that finds nothing in the datasets cache is served this
-  copy (see :func:`load_prefetched`, called by the probe's ``datasets`` hook).
+  copy (see :func:`trainlint.probe.child.prefetched.load_prefetched`, called by the probe's ``datasets``
+  hook).
 
 Checkpoints and dataset names that are not string constants, and local paths, are skipped.
 """
@@ -24,8 +25,10 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+from trainlint.probe.child.prefetched import dataset_dir
 
 # Files a model repository holds that the probe never needs (other weight formats, exports).
 _NEVER = ["*.msgpack", "*.onnx", "onnx/*", "*.ot", "*.gguf", "*.tflite", "*.mlmodel", "coreml/*", "*.mlpackage/*",
@@ -64,6 +67,8 @@ def script_assets(source: str) -> Assets:
     facts = Facts(module, index, where)
     out = Assets()
     for call in index.get("Call", ()):
+        if not isinstance(call, cst.Call):
+            continue
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
             name = facts.constant(argument(call, "pretrained_model_name_or_path", 0), call)
@@ -81,45 +86,6 @@ def script_assets(source: str) -> Assets:
                 if entry not in out.datasets:
                     out.datasets.append(entry)
     return out
-
-
-def hf_home(env: dict[str, str] | None = None) -> str:
-    env = os.environ if env is None else env
-    xdg = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.expanduser(env.get("HF_HOME") or os.path.join(xdg, "huggingface"))
-
-
-def dataset_dir(name: str, config: str | None, env: dict[str, str] | None = None) -> str:
-    """Where the prefetched rows of ``load_dataset(name, config)`` are kept."""
-    return os.path.join(hf_home(env), "trainlint", "prefetch", "datasets", name.replace("/", "--"), config or "default")
-
-
-def load_prefetched(args: tuple, kwargs: dict) -> Any:
-    """In the probe: the prefetched copy for a ``load_dataset(*args, **kwargs)`` call, or None."""
-    name = args[0] if args else kwargs.get("path")
-    config = args[1] if len(args) > 1 else kwargs.get("name")
-    if not isinstance(name, str) or not (config is None or isinstance(config, str)):
-        return None
-    path = dataset_dir(name, config)
-    if not os.path.isdir(path):
-        return None
-    import datasets
-
-    # in memory (a few hundred rows): the copy is read-only in the sandbox, and .map() would write beside it
-    ds = datasets.load_from_disk(path, keep_in_memory=True)
-    split = kwargs.get("split", args[2] if len(args) > 2 else None)
-    if isinstance(split, str):
-        base = split.split("[", 1)[0].strip()  # "train[:10%]": the prefetched rows are already a slice
-        if base not in ds:
-            return None
-        ds = ds[base]
-    elif split is not None:
-        return None
-    if kwargs.get("streaming"):
-        if isinstance(ds, datasets.DatasetDict):
-            return datasets.IterableDatasetDict({k: v.to_iterable_dataset() for k, v in ds.items()})
-        return ds.to_iterable_dataset()
-    return ds
 
 
 # The child: runs in the training environment, reads the plan as JSON on stdin, prints one JSON line
@@ -168,7 +134,8 @@ for name, config, target in plan["datasets"]:
 
 
 def prefetch(script: Path, *, python: str | None = None, tiny_model: bool = False, rows: int = 256,
-             env: dict[str, str] | None = None, echo=print, timeout: float = 3600.0) -> int:
+             env: dict[str, str] | None = None, echo: Callable[[str], object] = print,
+             timeout: float = 3600.0) -> int:
     """Fetch what the probe of ``script`` needs; print each asset and where it went. 0 if all came."""
     assets = script_assets(Path(script).read_text(encoding="utf-8"))
     if not assets.models and not assets.datasets:
