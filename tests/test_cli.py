@@ -453,8 +453,13 @@ def test_readme_starts_with_the_two_setup_commands_and_ci_runs_the_test_command(
     first = blocks[0]
     assert "trainlint examples/" in first and "pip install" in first
     assert "./scripts/test" in first
-    ci = (ROOT / ".ci" / "run").read_text()
-    assert "./scripts/test" in ci
+    # CI runs exactly the README's test command: the one command line of .ci/run that is not set-up
+    (readme_command,) = [line for line in first.splitlines() if line.startswith("./scripts/test")]
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.startswith(("#", "set ", "cd "))]
+    assert ci == [readme_command]
+    contributing = " ".join((ROOT / "CONTRIBUTING.md").read_text().split())
+    assert f"CI (`.ci/run`) runs exactly `{readme_command}`" in contributing
 
 
 def test_gitignore_is_respected_when_walking(project):
