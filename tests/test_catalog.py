@@ -7,6 +7,8 @@
   with `select=[CODE]` and, for a default-on rule, with the default selection; each block of
   `## Use instead` yields none of it. Test ids are `CODE-example-N` / `CODE-use-instead-N`, so a failure
   names the document and the block (N counts the python blocks of the section from 0);
+- the concise message of every finding of the Example blocks fits in 160 characters (LONG_MESSAGES
+  names the rules still over it);
 - `trainlint rule CODE` prints the document and `trainlint rules` lists every code.
 
 Meta codes (TL0xx) are reported by the engine, not by a rule's check; their examples run the same way.
@@ -179,6 +181,34 @@ def test_use_instead_does_not_trigger_its_rule(code, example, tmp_path):
             f"rules/{code}.md, `## Use instead` block at line {example.line} of the section: {code} with the "
             f"{label}\n{example.code}"
         )
+
+
+#: The rules whose concise message still carries its explanation past 160 characters (it belongs in the
+#: hint, the ``full`` format and the rule's document). A rule leaves this set when its messages are
+#: shortened; no rule joins it.
+LONG_MESSAGES = frozenset({"TL203", "TL701", "TL702", "TL703", "TL704", "TL705", "TL802", "TL803", "TL804",
+                           "TL805", "TL807", "TL808", "TL809"})
+MESSAGE_LIMIT = 160
+
+
+@pytest.mark.parametrize("code", sorted(c for c in RULES if (RULES_DIR / f"{c}.md").is_file() and is_static(c)))
+def test_concise_messages_are_short(code, tmp_path):
+    """The concise line of every finding of every `## Example` block fits in 160 characters (the
+    probe-only rules' messages are checked by the probe tests)."""
+    lengths = []
+    for example in load(code).examples("Example"):
+        if example.probe_only:
+            continue
+        settings = Settings(select=[code], target_versions=RELEASES)
+        path = tmp_path / example.filename
+        path.write_bytes(example.code.encode(encoding(example) or "utf-8"))
+        lengths += [(len(f.message), f.message) for f in lint_file(path, settings).findings if f.code == code]
+    assert lengths, f"{code}: no finding in its examples"
+    longest = max(lengths)
+    if code in LONG_MESSAGES:
+        assert longest[0] > MESSAGE_LIMIT, f"{code}'s messages are short now: take it out of LONG_MESSAGES"
+    else:
+        assert longest[0] <= MESSAGE_LIMIT, f"{code}: a concise message of {longest[0]} characters: {longest[1]}"
 
 
 def premise_cases() -> list:
