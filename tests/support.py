@@ -111,3 +111,86 @@ def run_cell(sh, source: str):
     with capture_output() as cap:
         result = sh.run_cell(source, store_history=True)
     return result, cap
+
+
+# ---------------------------------------------------------------------------------------------
+# Running the suite in parallel (pytest-xdist: ./scripts/test runs one worker per core)
+
+#: The corpus-wide tests (the standard library, the transformers source, the real corpus) split their
+#: files into this many shards, one test each: shard 0 (one file in SHARDS, spread over the whole
+#: corpus) runs in the default tier as a sample, the others only in the `slow` tier. The whole suite
+#: thus covers every file exactly once, in shards that run side by side and each report progress.
+SHARDS = 8
+
+
+def shard_params(n: int = SHARDS) -> list:
+    """``pytest.mark.parametrize("shard", shard_params())``: shard 0 unmarked, the others ``slow``."""
+    return [pytest.param(i, id=f"shard{i + 1}of{n}", marks=() if i == 0 else (pytest.mark.slow,)) for i in range(n)]
+
+
+def shard_of(items: list, shard: int, n: int = SHARDS) -> list:
+    return items[shard::n]
+
+
+def group_for_workers(items: list) -> None:
+    """Group and order the collected tests for pytest-xdist's ``--dist loadgroup --no-loadscope-reorder``
+    (./scripts/test). The tests of one module form one group, which runs on one worker, in order: many
+    share a module fixture that costs seconds (a language server, a probe run, a lint of a whole set) or
+    state the next test reads. A test parametrized by ``shard`` (a part of a corpus-wide run) is a group
+    of its own. The longest groups go first, so that the many short ones fill the workers up evenly at
+    the end: the shards, then the modules of the probe tiers (each test runs a training script), then
+    the rest in their order."""
+
+    def weight(item) -> int:
+        if "shard" in getattr(getattr(item, "callspec", None), "params", {}):
+            return 0
+        return 1 if item.get_closest_marker("probe") or item.get_closest_marker("keras") else 2
+
+    for item in items:
+        if weight(item) and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    heaviest = {}  # a module's group goes where its heaviest test would
+    for item in items:
+        if weight(item):
+            heaviest[item.module.__name__] = min(heaviest.get(item.module.__name__, 2), weight(item))
+    items.sort(key=lambda item: weight(item) and heaviest[item.module.__name__])  # stable: order kept within
+
+
+def lint_jobs() -> int:
+    """Worker processes for a test's own lint run: one under pytest-xdist (its workers fill the cores
+    already), else all cores."""
+    return 1 if os.environ.get("PYTEST_XDIST_WORKER") else 0
+
+
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build) -> Path:
+    """A directory ``build(directory)`` fills once per test run, shared by every pytest-xdist worker
+    (their temporary directories sit in one run directory): the first worker to ask builds it under a
+    lock, the others wait for it and reuse it."""
+    import fcntl
+    import shutil
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    out, done = root / name, root / f"{name}.built"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir(parents=True)
+            build(out)
+            done.touch()
+    return out
+
+
+def keras_python() -> str:
+    """The TF environment's interpreter (``TRAINLINT_KERAS_PYTHON``, else ``.venv-tf/bin/python``). A
+    missing one skips the Keras tests with the reason; under ./scripts/test, which builds it, it fails them."""
+    configured = os.environ.get("TRAINLINT_KERAS_PYTHON")
+    path = Path(configured) if configured else ROOT / ".venv-tf" / "bin" / "python"
+    if not path.exists():
+        how = (f"TRAINLINT_KERAS_PYTHON={configured} does not exist" if configured
+               else f"TRAINLINT_KERAS_PYTHON is unset and {path} does not exist")
+        missing(f"the Keras probe tests need the TensorFlow virtualenv: {how}. Run ./scripts/test (it builds "
+                ".venv-tf from constraints/keras.txt and exports TRAINLINT_KERAS_PYTHON)")
+    return str(path)

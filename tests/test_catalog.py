@@ -7,6 +7,8 @@
   with `select=[CODE]` and, for a default-on rule, with the default selection; each block of
   `## Use instead` yields none of it. Test ids are `CODE-example-N` / `CODE-use-instead-N`, so a failure
   names the document and the block (N counts the python blocks of the section from 0);
+- the concise message of every finding of the Example blocks fits in 160 characters (LONG_MESSAGES
+  names the rules still over it);
 - `trainlint rule CODE` prints the document and `trainlint rules` lists every code.
 
 Meta codes (TL0xx) are reported by the engine, not by a rule's check; their examples run the same way.
@@ -181,6 +183,34 @@ def test_use_instead_does_not_trigger_its_rule(code, example, tmp_path):
         )
 
 
+#: The rules whose concise message still carries its explanation past 160 characters (it belongs in the
+#: hint, the ``full`` format and the rule's document). A rule leaves this set when its messages are
+#: shortened; no rule joins it.
+LONG_MESSAGES = frozenset({"TL203", "TL701", "TL702", "TL703", "TL704", "TL705", "TL802", "TL803", "TL804",
+                           "TL805", "TL807", "TL808", "TL809"})
+MESSAGE_LIMIT = 160
+
+
+@pytest.mark.parametrize("code", sorted(c for c in RULES if (RULES_DIR / f"{c}.md").is_file() and is_static(c)))
+def test_concise_messages_are_short(code, tmp_path):
+    """The concise line of every finding of every `## Example` block fits in 160 characters (the
+    probe-only rules' messages are checked by the probe tests)."""
+    lengths = []
+    for example in load(code).examples("Example"):
+        if example.probe_only:
+            continue
+        settings = Settings(select=[code], target_versions=RELEASES)
+        path = tmp_path / example.filename
+        path.write_bytes(example.code.encode(encoding(example) or "utf-8"))
+        lengths += [(len(f.message), f.message) for f in lint_file(path, settings).findings if f.code == code]
+    assert lengths, f"{code}: no finding in its examples"
+    longest = max(lengths)
+    if code in LONG_MESSAGES:
+        assert longest[0] > MESSAGE_LIMIT, f"{code}'s messages are short now: take it out of LONG_MESSAGES"
+    else:
+        assert longest[0] <= MESSAGE_LIMIT, f"{code}: a concise message of {longest[0]} characters: {longest[1]}"
+
+
 def premise_cases() -> list:
     return [pytest.param(code, ex, id=f"{code}-premise-{ex.premise}-{i}")
             for code in RULES if (RULES_DIR / f"{code}.md").is_file()
@@ -257,11 +287,26 @@ def test_internal_error_is_reported(monkeypatch):
 
 
 def check_rule_output(code: str, returncode: int, stdout: str) -> None:
+    """The whole document, rendered as plain text (stdout is no terminal here): each section heading on
+    its own line, each code block's lines indented, and none of Markdown's markup."""
     assert returncode == 0, stdout
     rule = RULES[code]
     assert stdout.startswith(f"{code} {rule.name}\n")
-    body = (RULES_DIR / f"{code}.md").read_text(encoding="utf-8").split("\n", 1)[1].strip()
-    assert body in stdout, f"`trainlint rule {code}` does not print rules/{code}.md"
+    text = (RULES_DIR / f"{code}.md").read_text(encoding="utf-8")
+    lines = stdout.splitlines()
+    for heading in load(code).sections:
+        assert heading.replace("`", "") in lines, f"`trainlint rule {code}` lacks the section {heading!r}"
+    code_lines = set()
+    for block in re.finditer(r"^```[^\n]*\n(.*?)^```", text, re.M | re.S):
+        for line in block.group(1).splitlines():
+            code_lines.add(("    " + line).rstrip())
+            assert ("    " + line).rstrip() in lines, f"`trainlint rule {code}` lacks the code line {line!r}"
+    assert "\x1b[" not in stdout
+    prose = [line for line in lines if line not in code_lines]
+    assert not [line for line in prose if "```" in line or re.search(r"\*\*\w[^*]*\*\*", line) or re.match(r"#{1,6} ", line)]
+    assert not [line for line in prose if "`" in line], "inline code keeps its backticks"
+    # paragraphs and lists are re-flowed to 100 columns (tables, whose columns are padded, are not)
+    assert max(len(line) for line in prose if "  " not in line.strip()) <= 100
 
 
 @pytest.mark.parametrize("code", sorted(RULES))

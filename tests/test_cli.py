@@ -80,10 +80,60 @@ def test_selection(project, args, expected):
     assert {f[3] for f in findings_of(proc)} == expected
 
 
-def test_unknown_selector_is_a_usage_error(project):
+def test_unknown_selector_names_the_option(project):
     proc = run_cli("--select", "TL999", "train.py", cwd=project)
     assert proc.returncode == 2
-    assert "unknown rule selector" in proc.stderr
+    assert "--select: unknown rule selector 'TL999'" in proc.stderr
+    assert "Usage:" not in proc.stderr
+
+
+@pytest.mark.parametrize("key, toml", [
+    ("select", 'select = ["TL3", "TL9x"]'),
+    ("ignore", 'ignore = ["TL9x"]'),
+    ("extend-select", 'extend-select = ["TL9x"]'),
+    ("per-file-ignores", 'per-file-ignores = {"legacy/*.py" = ["TL9x"]}'),
+])
+def test_unknown_selector_in_pyproject_names_the_file_and_key(project, key, toml):
+    (project / "pyproject.toml").write_text(f"[tool.trainlint]\n{toml}\n")
+    proc = run_cli("train.py", cwd=project)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert f"{project / 'pyproject.toml'}: [tool.trainlint] `{key}`" in proc.stderr
+    assert "unknown rule selector 'TL9x'" in proc.stderr
+    assert "Usage:" not in proc.stderr
+
+
+def test_malformed_pyproject_is_an_error_naming_the_file(project):
+    """The project's own pyproject.toml, broken, is never skipped: its [tool.trainlint] would silently
+    stop applying."""
+    (project / "pyproject.toml").write_text('[tool.trainlint]\nignore = ["TL805"\n')
+    proc = run_cli("train.py", cwd=project)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith(f"trainlint: {project / 'pyproject.toml'}: invalid TOML: ")
+    assert "(at " in proc.stderr  # the TOML error and where it is
+    assert "Usage:" not in proc.stderr
+
+
+def test_malformed_parent_pyproject_with_trainlint_table_is_an_error(project):
+    sub = project / "pkg"
+    sub.mkdir()
+    (sub / "pyproject.toml").write_text('[project]\nname = "pkg"\n')  # valid, no [tool.trainlint]
+    (sub / "train.py").write_text(BUGGY)
+    (project / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.trainlint]\nignore = [TL805]\n')
+    proc = run_cli("train.py", cwd=sub)
+    assert proc.returncode == 2
+    assert f"{project / 'pyproject.toml'}: invalid TOML" in proc.stderr and "Usage:" not in proc.stderr
+    # a broken parent that holds no trainlint table is not trainlint's configuration: skipped
+    (project / "pyproject.toml").write_text('[project\nname = "x"\n')
+    proc = run_cli("train.py", cwd=sub)
+    assert proc.returncode == 1 and {f[3] for f in findings_of(proc)} == {"TL301", "TL805"}
+
+
+def test_config_errors_have_no_usage_banner(project):
+    proc = run_cli("--config", str(project / "missing.toml"), "train.py", cwd=project)
+    assert proc.returncode == 2 and "config file not found" in proc.stderr and "Usage:" not in proc.stderr
+    (project / "pyproject.toml").write_text('[tool.trainlint]\nfail-on = "sometimes"\n')
+    proc = run_cli("train.py", cwd=project)
+    assert proc.returncode == 2 and "`fail-on` must be one of" in proc.stderr and "Usage:" not in proc.stderr
 
 
 def test_pyproject_config_select_ignore_and_per_file_ignores(project):
@@ -158,6 +208,74 @@ def test_stdin_with_filename():
     assert proc.stdout.startswith("nb/train.py:5:9: TL301")
 
 
+_NOTEBOOK = json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                                    "source": BUGGY.splitlines(keepends=True)}],
+                         "metadata": {"kernelspec": {"name": "python3", "language": "python"}},
+                         "nbformat": 4, "nbformat_minor": 5})
+
+
+@pytest.mark.parametrize("name, data", [
+    ("binary.py", b"\x7fELF\x02\x01\x01\x00\x00\x00import torch\n"),
+    ("latin1.py", "import torch\nname = 'Fran\u00e7ois'\n".encode("latin-1")),
+    ("declared.py", "# -*- coding: latin-1 -*-\nimport torch\nname = 'Fran\u00e7ois'\n".encode("latin-1")),
+    ("bom.py", b"\xef\xbb\xbf" + BUGGY.encode()),
+    ("broken.py", b"import torch\ndef f(:\n"),
+    ("broken_plain.py", b"def f(:\n    pass\n"),  # no framework word: not a training script
+    ("plain.py", b"x = 1\n"),
+    ("empty.py", b""),
+    ("nb.ipynb", _NOTEBOOK.encode()),
+    ("bad.ipynb", b"{not json"),
+    ("crlf.py", BUGGY.replace("\n", "\r\n").encode()),
+])
+def test_stdin_is_linted_as_the_same_file_by_path(tmp_path, name, data):
+    """`trainlint - --stdin-filename NAME` reports exactly what `trainlint NAME` reports for the file that
+    holds the same bytes: binary and undecodable input is TL002, a .ipynb name is a notebook."""
+    import subprocess
+    import sys
+
+    (tmp_path / name).write_bytes(data)
+    by_path = run_cli("--no-cache", name, cwd=tmp_path)
+    by_stdin = subprocess.run([sys.executable, "-m", "trainlint", "--no-cache", "-", "--stdin-filename", name],
+                              cwd=tmp_path, input=data, capture_output=True, timeout=120)
+    assert (by_stdin.returncode, by_stdin.stdout.decode(), by_stdin.stderr.decode()) == \
+        (by_path.returncode, by_path.stdout, by_path.stderr)
+    if name in ("binary.py", "latin1.py", "bad.ipynb"):
+        assert f"{name}:1:1: TL002 [error] cannot read: " in by_path.stdout and by_path.returncode == 1
+
+
+def test_fix_of_unreadable_stdin_gives_the_input_back_unchanged(tmp_path):
+    import subprocess
+    import sys
+
+    data = b"import torch\x00\xff\n"
+    proc = subprocess.run([sys.executable, "-m", "trainlint", "--fix", "-", "--stdin-filename", "x.py"],
+                          cwd=tmp_path, input=data, capture_output=True, timeout=120)
+    assert proc.stdout == data and b"TL002" in proc.stderr and proc.returncode == 1
+
+
+def test_fix_of_a_notebook_on_stdin_edits_its_cells(tmp_path):
+    proc = run_cli("--fix", "-", "--stdin-filename", "nb.ipynb", input=_NOTEBOOK, cwd=tmp_path)
+    fixed = json.loads(proc.stdout)
+    assert 'eval_strategy="epoch"' in "".join(fixed["cells"][0]["source"])
+    assert "TL301" in proc.stderr and "TL805" not in proc.stderr
+
+
+def test_files_that_name_no_framework_are_not_called_checked(tmp_path):
+    """A file that names no ML framework is not analysed (not even its syntax, see TL001): the summary
+    says so instead of "All checks passed!", by path and on stdin alike."""
+    (tmp_path / "broken.py").write_text("def f(:\n    pass\n")
+    (tmp_path / "ok.py").write_text("import torch\nx = torch.zeros(3)\n")
+    proc = run_cli("broken.py", cwd=tmp_path)
+    assert proc.returncode == 0 and "All checks passed" not in proc.stdout
+    assert proc.stdout.startswith("No training code: the file names no ML framework (torch, ")
+    proc = run_cli("-", "--stdin-filename", "broken.py", input="def f(:\n    pass\n", cwd=tmp_path)
+    assert proc.stdout.startswith("No training code: the file names no ML framework (torch, ")
+    proc = run_cli("ok.py", "broken.py", cwd=tmp_path)
+    assert proc.stdout == "All checks passed! (1 of the 2 files names no ML framework and was not analysed.)\n"
+    proc = run_cli("ok.py", cwd=tmp_path)
+    assert proc.stdout == "All checks passed!\n"
+
+
 def test_nonexistent_path_is_reported_and_other_files_still_linted(project):
     proc = run_cli("missing.py", "train.py", cwd=project)
     assert proc.returncode == 2
@@ -226,6 +344,79 @@ def test_sarif_validates_against_the_official_schema(project):
     assert res["partialFingerprints"]
 
 
+def test_rule_by_name_is_the_rule_by_code():
+    by_code = run_cli("rule", "TL301")
+    assert by_code.returncode == 0 and by_code.stdout.startswith("TL301 missing-num-labels\n")
+    for name in ("missing-num-labels", "MISSING_NUM_LABELS"):
+        assert run_cli("rule", name).stdout == by_code.stdout
+    typo = run_cli("rule", "missing-num-label")
+    assert typo.returncode == 2 and "did you mean missing-num-labels" in typo.stderr
+
+
+def _on_a_terminal(*args: str, env: dict) -> str:
+    """Run `trainlint ARGS` with its stdout on a pseudo-terminal; what the terminal received."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "trainlint", *args], stdin=subprocess.DEVNULL, stdout=slave,
+                            stderr=slave, env={**os.environ, "COLUMNS": "80", **env})
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the other side is closed
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    assert proc.wait(timeout=120) == 0
+    return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def _recording_pager(tmp_path: Path) -> tuple[str, Path]:
+    import shlex
+    import sys
+
+    record = tmp_path / "paged.txt"
+    script = tmp_path / "pager.py"
+    script.write_text("import sys\nopen(sys.argv[1], 'w').write(sys.stdin.read())\n")
+    return shlex.join([sys.executable, str(script), str(record)]), record
+
+
+def test_rule_on_a_terminal_goes_through_the_pager_with_colours(tmp_path):
+    pager, record = _recording_pager(tmp_path)
+    screen = _on_a_terminal("rule", "TL301", env={"PAGER": pager, "NO_COLOR": ""})
+    paged = record.read_text()
+    assert "What it catches" not in screen  # the document went to the pager, not to the terminal
+    assert paged.startswith("\x1b[1mTL301 missing-num-labels\x1b[0m\n")
+    assert "\x1b[1;4mWhat it catches\x1b[0m" in paged  # a heading, styled
+    assert "\x1b[36mnum_labels\x1b[0m" in paged  # inline code, styled
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", paged)
+    assert "```" not in plain and "## " not in plain
+    prose = [line for line in plain.splitlines() if not line.startswith("    ") and "  " not in line.strip()]
+    assert max(map(len, prose)) <= 80  # the terminal's width
+
+
+def test_rule_on_a_terminal_without_pager_or_colour(tmp_path):
+    pager, record = _recording_pager(tmp_path)
+    screen = _on_a_terminal("rule", "--no-pager", "TL301", env={"PAGER": pager, "NO_COLOR": ""})
+    assert not record.exists() and "\x1b[1;4mWhat it catches\x1b[0m" in screen
+    _on_a_terminal("rule", "TL301", env={"PAGER": pager, "NO_COLOR": "1"})
+    assert "\x1b[" not in record.read_text() and "What it catches\n---------------" in record.read_text()
+
+
+def test_rule_into_a_pipe_is_plain_text_without_pager(tmp_path):
+    pager, record = _recording_pager(tmp_path)
+    proc = run_cli("rule", "TL301", env={"PAGER": pager})
+    assert not record.exists()
+    assert "\x1b[" not in proc.stdout and "What it catches\n---------------\n" in proc.stdout
+
+
 def test_rule_and_rules_commands():
     proc = run_cli("rule", "tl301")
     assert proc.returncode == 0
@@ -262,8 +453,13 @@ def test_readme_starts_with_the_two_setup_commands_and_ci_runs_the_test_command(
     first = blocks[0]
     assert "trainlint examples/" in first and "pip install" in first
     assert "./scripts/test" in first
-    ci = (ROOT / ".ci" / "run").read_text()
-    assert "./scripts/test" in ci
+    # CI runs exactly the README's test command: the one command line of .ci/run that is not set-up
+    (readme_command,) = [line for line in first.splitlines() if line.startswith("./scripts/test")]
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.startswith(("#", "set ", "cd "))]
+    assert ci == [readme_command]
+    contributing = " ".join((ROOT / "CONTRIBUTING.md").read_text().split())
+    assert f"CI (`.ci/run`) runs exactly `{readme_command}`" in contributing
 
 
 def test_gitignore_is_respected_when_walking(project):

@@ -3,7 +3,8 @@ bundled examples and every ```python block of rules/*.md gives code that compile
 the script's own evidence provides: the modules it imports already, those its install commands, PEP 723
 block, version comments or project requirement files name, and those an API it uses cannot run without
 (``knowledge.REQUIRED_BY``). The same check over the whole real corpus runs where the corpus is
-materialised (``benchmarks/.corpus-real``, see benchmarks/accuracy.py), in the ``slow`` tier."""
+materialised (``benchmarks/.corpus-real``, see benchmarks/accuracy.py): one shard of it in the default tier,
+the whole in the ``slow`` tier."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from support import ROOT
+from support import ROOT, shard_of, shard_params
 from trainlint.config import Settings
 from trainlint.docs import load_doc
 from trainlint.fixes import fix_source
@@ -102,17 +103,17 @@ def test_the_check_catches_an_import_the_script_does_not_install():
     assert "evaluate" in _provided("# pip install datasets evaluate\n" + source, "train.py")
 
 
-@pytest.mark.slow
-def test_safe_fixes_of_the_real_corpus_keep_each_script_running():
-    """Every materialised file of the correct-code corpus (python scripts; notebooks through their code)."""
+@pytest.mark.parametrize("shard", shard_params())
+def test_safe_fixes_of_the_real_corpus_keep_each_script_running(shard):
+    """Every materialised file of the correct-code corpus (python scripts; notebooks through their code),
+    one shard of the files per test (shard 1 is the default tier's sample, the others are ``slow``)."""
     if not CORPUS.is_dir():
         pytest.skip("the corpus is not materialised here: python benchmarks/accuracy.py materialize ...")
     from trainlint.notebook import NotebookError, parse_notebook
 
     problems = []
-    for path in sorted(CORPUS.rglob("*")):
-        if path.suffix not in (".py", ".ipynb") or not path.is_file():
-            continue
+    paths = [p for p in sorted(CORPUS.rglob("*")) if p.suffix in (".py", ".ipynb") and p.is_file()]
+    for path in shard_of(paths, shard):
         text = path.read_text(encoding="utf-8", errors="replace")
         if path.suffix == ".ipynb":
             try:

@@ -312,6 +312,80 @@ def test_cli_formats_with_a_script_and_a_notebook(fmt, tmp_path):
         assert {s.get("name") for s in root.findall("testsuite")} == {"train.py", "nb.ipynb"}
 
 
+def _github_annotations(stdout: str) -> list[tuple[str, dict[str, str], str]]:
+    """(level, properties, message) of each workflow command, unescaped as GitHub reads them."""
+    def unescape(v: str) -> str:
+        return v.replace("%2C", ",").replace("%3A", ":").replace("%0A", "\n").replace("%0D", "\r").replace("%25", "%")
+
+    out = []
+    for line in stdout.splitlines():
+        head, _, message = line[2:].partition("::")
+        level, _, props = head.partition(" ")
+        out.append((level, {k: unescape(v) for k, v in (p.split("=", 1) for p in props.split(","))}, unescape(message)))
+    return out
+
+
+NOTEBOOK_CELLS = [
+    {"cell_type": "markdown", "metadata": {}, "source": ["# Fine-tuning\n", "on MNLI"]},
+    {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+     "source": ["from transformers import AutoModelForSequenceClassification, TrainingArguments\n",
+                "from datasets import load_dataset\n",
+                "raw = load_dataset(\"glue\", \"mnli\")\n",
+                "model = AutoModelForSequenceClassification.from_pretrained(\"bert-base-cased\")\n"]},
+    {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+     "source": "# one string, not a list of lines\nargs = TrainingArguments(\"out\", evaluation_strategy=\"epoch\")\n"},
+]
+
+
+@pytest.mark.parametrize("layout", ["indent 1", "compact"])
+def test_github_annotations_of_a_notebook_name_the_cell_and_the_files_line(layout, tmp_path):
+    """The cell's row is no line of the .ipynb: the annotation names cell and row (title and message),
+    and sits on the line of the notebook's JSON that holds that row, without a column."""
+    nb = {"cells": NOTEBOOK_CELLS, "metadata": {"kernelspec": {"name": "python3", "language": "python"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    text = json.dumps(nb, indent=1) if layout == "indent 1" else json.dumps(nb, separators=(",", ":"))
+    (tmp_path / "nb.ipynb").write_text(text)
+    proc = run_cli("--output-format", "github", "nb.ipynb", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    annotations = {props["title"].split()[0]: (level, props, message)
+                   for level, props, message in _github_annotations(proc.stdout)}
+    assert set(annotations) == {"TL301", "TL805"}
+    lines = text.splitlines()
+
+    level, props, message = annotations["TL301"]
+    assert level == "error" and props["file"] == "nb.ipynb"
+    assert props["title"] == "TL301 missing-num-labels (cell 2, line 4)"
+    assert message.startswith("TL301 cell 2, line 4: `AutoModelForSequenceClassification.from_pretrained`")
+    assert "col" not in props and "endColumn" not in props
+    if layout == "compact":
+        assert props["line"] == props["endLine"] == "1" and len(lines) == 1
+    else:  # the line of the file that holds row 4 of cell 2
+        assert 'model = AutoModelForSequenceClassification.from_pretrained(\\"bert-base-cased\\")' in lines[int(props["line"]) - 1]
+
+    level, props, message = annotations["TL805"]
+    assert props["title"] == "TL805 evaluation-strategy-argument (cell 3, line 2)"
+    assert message.startswith("TL805 cell 3, line 2: ")
+    # a source written as one string: its rows all stand on the string's line
+    assert "evaluation_strategy" in lines[int(props["line"]) - 1]
+
+
+def test_notebook_source_row_lines():
+    from trainlint.notebook import source_row_lines
+
+    nb = {"cells": [{"cell_type": "markdown", "source": ["a\n", "b"]},
+                    {"cell_type": "code", "source": ["x = 1\n", "y = 2\nz = 3\n", "w = 4"]},
+                    {"cell_type": "code", "source": "p = 1\nq = 2"},
+                    {"cell_type": "code", "source": []}]}
+    text = json.dumps(nb, indent=2)
+    rows = source_row_lines(text)
+    lines = text.splitlines()
+    assert [lines[n - 1].strip() for n in rows[2]] == ['"x = 1\\n",', '"y = 2\\nz = 3\\n",', '"y = 2\\nz = 3\\n",', '"w = 4"']
+    assert len(rows[3]) == 2 and len(set(rows[3])) == 1 and '"p = 1' in lines[rows[3][0] - 1]
+    assert len(rows[4]) == 1
+    assert source_row_lines(json.dumps(nb)) == {1: [1, 1], 2: [1, 1, 1, 1], 3: [1, 1], 4: [1]}
+    assert source_row_lines("not json") == {}
+
+
 def test_format_names_are_registered():
     from trainlint.cli import FORMAT_NAMES
     from trainlint.formats import FORMATS

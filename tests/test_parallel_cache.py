@@ -38,7 +38,7 @@ def _tree(tmp_path: Path) -> Path:
 
 
 def _flat(results):
-    return [(r.filename, r.parsed, r.note, r.internal_error, [f.to_json() for f in r.findings]) for r in results]
+    return [(r.filename, r.parsed, r.training, r.note, r.internal_error, [f.to_json() for f in r.findings]) for r in results]
 
 
 def test_jobs_2_equals_jobs_1(tmp_path):

@@ -793,6 +793,18 @@ async def test_broken_config_falls_back_to_defaults_with_a_message(client: Langu
     assert any("selekt" in m.message and m.type == lsp.MessageType.Warning for m in client.messages)
 
 
+def test_malformed_pyproject_is_a_warning_naming_the_file(tmp_path: Path):
+    """A broken pyproject.toml is not skipped in the editor either: the default rules, and a warning
+    naming the file and the TOML error."""
+    from trainlint.server import Linter
+
+    (tmp_path / "pyproject.toml").write_text('[tool.trainlint]\nignore = ["TL805"\n', encoding="utf-8")
+    messages: list[str] = []
+    settings = Linter().settings_for(tmp_path / "train.py", None, messages)
+    assert settings.ignore == []
+    assert len(messages) == 1 and f"{tmp_path / 'pyproject.toml'}: invalid TOML" in messages[0]
+
+
 # ---------------------------------------------------------------------------------------------
 # the command
 
@@ -805,8 +817,15 @@ def test_server_command_without_pygls_explains(tmp_path: Path):
     proc = subprocess.run([sys.executable, "-m", "trainlint", "server"], input="", capture_output=True, text=True,
                           env=env, timeout=60)
     assert proc.returncode == 2
-    assert "pip install 'trainlint[server]'" in proc.stderr
     assert proc.stdout == ""
+    # an install that works without a release on a package index: into this very interpreter, with the
+    # server extra's own requirements
+    import tomllib
+
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["server"]
+    reqs = " ".join(f"'{r}'" for r in extra)
+    assert f"`{sys.executable} -m pip install {reqs}`" in proc.stderr
+    assert "pip install '.[server]'" in proc.stderr and "trainlint[server]" not in proc.stderr
 
 
 def test_server_command_is_in_help():

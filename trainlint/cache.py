@@ -29,7 +29,7 @@ from trainlint import __version__
 from trainlint.pins import project_key
 
 #: The on-disk format; bump when the entry layout changes.
-FORMAT = 1
+FORMAT = 2
 DIRNAME = ".trainlint_cache"
 
 _FINGERPRINT: str | None = None
@@ -140,6 +140,7 @@ def _result_to_json(result) -> dict[str, Any]:
         "findings": [_finding_to_json(f) for f in result.findings],
         "note": result.note,
         "parsed": result.parsed,
+        "training": result.training,
     }
 
 
@@ -177,4 +178,4 @@ def _result_from_json(data: dict[str, Any], display: str):
         ))
     note = data.get("note")
     return FileResult(display, findings, note=note if isinstance(note, str) else None,
-                      parsed=bool(data.get("parsed", False)))
+                      parsed=bool(data.get("parsed", False)), training=bool(data.get("training", True)))

@@ -48,6 +48,16 @@ class DefaultGroup(click.Group):
         super().format_epilog(ctx, formatter)
 
 
+class ConfigProblem(click.ClickException):
+    """A configuration error (a pyproject.toml, --config, a selector): the message names the file and
+    key or the option, exit code 2, and no `Usage:` banner (the command line was not the problem)."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:
+        click.echo(f"trainlint: {self.format_message()}", err=True)
+
+
 def _split_codes(values: tuple[str, ...]) -> list[str]:
     return [c.strip() for v in values for c in v.split(",") if c.strip()]
 
@@ -105,7 +115,7 @@ def check(paths, select, ignore, extend_select, output_format, exit_zero, fail_o
         if len(scripts) != 1 or not scripts[0].is_file():
             raise click.UsageError("--prefetch takes one script: `trainlint probe --prefetch SCRIPT`")
         sys.exit(run_prefetch(scripts[0], python=python, tiny_model=tiny_model, rows=probe_rows, echo=click.echo))
-    from trainlint.config import ConfigError, load_settings
+    from trainlint.config import ConfigError, check_selectors, load_settings
 
     script_args: tuple[str, ...] = ()
     if probe and "--" in sys.argv:
@@ -117,6 +127,8 @@ def check(paths, select, ignore, extend_select, output_format, exit_zero, fail_o
         first = next((p for p in paths if str(p) != "-"), None)
         start = (first if first is not None and first.is_dir() else (first.parent if first else Path.cwd()))
         settings = load_settings(config_file, start=start if start.exists() else Path.cwd())
+        for option, values in (("--select", select), ("--ignore", ignore), ("--extend-select", extend_select)):
+            check_selectors(_split_codes(values), option)
         if select:  # an explicit selection on the command line replaces the file's selection
             settings.select = _split_codes(select)
             settings.ignore, settings.extend_select = [], []
@@ -129,7 +141,7 @@ def check(paths, select, ignore, extend_select, output_format, exit_zero, fail_o
         settings._codes = None
         settings.codes()
     except ConfigError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise ConfigProblem(str(exc)) from None
     if probe and (fix or diff):
         raise click.UsageError("--probe cannot be combined with --fix/--diff: fix first, then probe")
     try:
@@ -155,10 +167,10 @@ def check(paths, select, ignore, extend_select, output_format, exit_zero, fail_o
 def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, stdin_filename, force_exclude,
          probe, python, probe_timeout, probe_rows, tiny_model, overfit, script_args, fixing=None, jobs=1,
          cache=None) -> int:
-    from trainlint.engine import FileResult, lint_text
+    from trainlint.engine import FileResult
     from trainlint.files import discover
     from trainlint.formats import Run, get_writer
-    from trainlint.parallel import lint_files
+    from trainlint.parallel import lint_bytes, lint_files
 
     if not paths:
         raise click.UsageError("no paths given: try `trainlint .` or `trainlint train.py`")
@@ -167,10 +179,10 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
     file_paths = [p for p in paths if str(p) != "-"]
     if len(file_paths) != len(paths):
         name = stdin_filename or "-"
-        text = sys.stdin.buffer.read().decode("utf-8-sig", errors="replace")
-        results.append(lint_text(text, name, settings))
+        data = sys.stdin.buffer.read()
+        results.append(lint_bytes(data, name, settings))  # as the file `name` holding these bytes is linted
         if fixing is not None and fixing.active:
-            results[-1] = fixing.stdin(text, results[-1], settings)
+            results[-1] = fixing.stdin(data, results[-1], settings)
     files = []
     for f in discover(file_paths, settings, force_exclude=force_exclude):
         if f.error == "no such file or directory":
@@ -184,7 +196,8 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
         if fixing is not None and fixing.active and f.error is None:
             results[-1] = fixing.file(f.path, f.display, results[-1], settings)
 
-    run = Run(files_checked=len(results), verbose=verbose, fail_on=settings.fail_on)
+    run = Run(files_checked=len(results), verbose=verbose, fail_on=settings.fail_on,
+              not_analysed=sum(1 for r in results if not r.training))
     findings = [fd for r in results for fd in r.findings]
     probe_failed = False
     if probe:
@@ -200,7 +213,11 @@ def _run(paths, settings, output_format, exit_zero, statistics, quiet, verbose, 
         if fixing.diff:
             return fixing.report_diff(out, results, quiet)
         if fixing.stdin_source is not None:  # `trainlint --fix -`: the fixed source on stdout, findings on stderr
-            out.write(fixing.stdin_source)
+            if isinstance(fixing.stdin_source, bytes):  # not text trainlint can read: given back unchanged
+                out.flush()
+                sys.stdout.buffer.write(fixing.stdin_source)
+            else:
+                out.write(fixing.stdin_source)
             out.flush()
             out = sys.stderr
     if statistics:
@@ -234,7 +251,7 @@ class _Fixing:
         self.fix, self.unsafe, self.diff = fix, unsafe, diff
         self.count = 0  # findings fixed (or that would be, with --diff)
         self.diffs: list[str] = []
-        self.stdin_source: str | None = None
+        self.stdin_source: str | bytes | None = None
         self.errors = False
 
     @property
@@ -246,14 +263,18 @@ class _Fixing:
 
         return any(applicable(f.fix, self.unsafe) for f in result.findings)
 
-    def stdin(self, text, result, settings):
-        from trainlint.fixes import fix_source, to_unified_diff
+    def stdin(self, data: bytes, result, settings):
+        from trainlint.core import decode_source
+        from trainlint.fixes import fix_notebook, fix_source, to_unified_diff
 
-        fixed = fix_source(text, result.filename, settings, self.unsafe, list(result.findings)) \
-            if self._fixable(result) else None
-        if fixed is None:
-            self.stdin_source = text if self.fix else None
+        text, _ = decode_source(data)
+        if text is None or not self._fixable(result):
+            self.stdin_source = (data if text is None else text) if self.fix else None
             return result
+        if result.filename.endswith(".ipynb"):
+            fixed = fix_notebook(text, result.filename, settings, self.unsafe)
+        else:
+            fixed = fix_source(text, result.filename, settings, self.unsafe, list(result.findings))
         self._note(result.filename, fixed)
         self.count += len(fixed.fixed)
         if self.diff:
@@ -365,29 +386,73 @@ def _probe(file_paths, findings, run, python, timeout, rows, tiny_model, overfit
     return report.findings, report.outcome != "reached-training" or bool(report.incomplete)
 
 
-@main.command("rule", short_help="Print the document of one rule.")
-@click.argument("code")
-def rule_cmd(code: str) -> None:
-    """Print the document of rule CODE (e.g. TL301)."""
-    from trainlint.docs import doc_text, rule_url
-    from trainlint.rule import get_rule
+@main.command("rule", short_help="Show the document of one rule, by code or name.")
+@click.argument("code_or_name", metavar="CODE|NAME")
+@click.option("--no-pager", is_flag=True, help="Print the document instead of showing it in a pager.")
+def rule_cmd(code_or_name: str, no_pager: bool) -> None:
+    """Show the document of a rule, given by code (TL301) or name (missing-num-labels), rendered for
+    the terminal. On a terminal it is shown in the pager ($PAGER, else `less`), with colours (not
+    with NO_COLOR set); otherwise it is printed as plain text."""
+    import difflib
+    import os
+    import shutil
 
-    rule = get_rule(code)
+    from trainlint.docs import doc_text, rule_url
+    from trainlint.mdterm import render
+    from trainlint.rule import all_rules, find_rule
+
+    rule = find_rule(code_or_name)
     if rule is None:
-        raise click.UsageError(f"unknown rule code {code!r}: see `trainlint rules`")
+        names = [r.name for r in all_rules().values()]
+        close = difflib.get_close_matches(code_or_name.lower().replace("_", "-"), names, n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise click.UsageError(f"unknown rule {code_or_name!r}{hint}: `trainlint rules` lists the codes and names")
+    tty = sys.stdout.isatty()
+    color = tty and not os.environ.get("NO_COLOR")
+    width = min(shutil.get_terminal_size((100, 24)).columns, 100) if tty else 100
+    bold, reset = ("\x1b[1m", "\x1b[0m") if color else ("", "")
     text = doc_text(rule.code)
-    click.echo(f"{rule.code} {rule.name}")
-    click.echo(f"stage: {rule.stage().value} ({rule.stage().label}) · severity: {rule.severity.value} · "
-               f"default: {'on' if rule.default else 'off'} · static: {'yes' if rule.has_static_check() else 'no'} · "
-               f"probe: {'yes' if rule.probe else 'no'} · "
-               f"autofix: {rule.fix.value if rule.fix else 'none'}")
-    click.echo(rule_url(rule.code))
-    click.echo()
-    if text is None:
-        click.echo(rule.summary())
+    body = rule.summary() if text is None else (text.split("\n", 1)[1] if text.startswith("# ") else text)
+    document = (
+        f"{bold}{rule.code} {rule.name}{reset}\n"
+        f"stage: {rule.stage().value} ({rule.stage().label}) · severity: {rule.severity.value} · "
+        f"default: {'on' if rule.default else 'off'}\n"
+        f"static: {'yes' if rule.has_static_check() else 'no'} · probe: {'yes' if rule.probe else 'no'} · "
+        f"autofix: {rule.fix.value if rule.fix else 'none'}\n"
+        f"{rule_url(rule.code)}\n\n" + render(body, width, color)
+    )
+    if tty and not no_pager:
+        _page(document, color)
     else:
-        body = text.split("\n", 1)[1] if text.startswith("# ") else text
-        click.echo(body.strip())
+        sys.stdout.write(document)
+
+
+def _page(text: str, color: bool) -> None:
+    """Show ``text`` in the user's pager ($PAGER, else `less`; `less` gets LESS=FRX when LESS is unset:
+    it quits at once when the text fits the screen, and shows colours). Without one, print it."""
+    import os
+    import re
+    import shlex
+    import subprocess
+
+    command = shlex.split(os.environ.get("PAGER", "")) or ["less"]
+    env = dict(os.environ)
+    if Path(command[0]).name == "less":
+        env.setdefault("LESS", "FRX")
+        if "r" not in env["LESS"].lower():
+            color = False
+    if not color:
+        text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    try:
+        pager = subprocess.Popen(command, stdin=subprocess.PIPE, env=env)
+    except OSError:  # no such pager: print the text
+        sys.stdout.write(text)
+        return
+    try:
+        pager.communicate(text.encode(sys.stdout.encoding or "utf-8", errors="replace"))
+    except (BrokenPipeError, KeyboardInterrupt):  # the user left the pager early
+        pass
+    pager.wait()
 
 
 @main.command("rules", short_help="List the rule catalog.")
@@ -418,15 +483,10 @@ def rules_cmd(output_format: str, show_all: bool) -> None:
 def server_cmd() -> None:
     """Language server over stdio (LSP): diagnostics, fixes, noqa and rule docs in the editor.
 
-    Needs the `server` extra: pip install 'trainlint[server]'. Static only: never runs a probe."""
-    try:
-        from trainlint.server_main import start
-    except ImportError as exc:
-        if (exc.name or "").split(".")[0] in ("pygls", "lsprotocol", "cattrs", "attrs"):
-            click.echo(f"trainlint server needs pygls and lsprotocol ({exc.name} is missing): "
-                       "pip install 'trainlint[server]'", err=True)
-            sys.exit(2)
-        raise
+    Needs the `server` extra (pygls, lsprotocol; in a clone: pip install '.[server]'). Static only: never
+    runs a probe."""
+    from trainlint.server_main import start
+
     start()
 
 

@@ -185,18 +185,37 @@ def _prefixes(rel: str) -> Iterable[str]:
         yield "/".join(parts[:i])
 
 
+#: a ``[tool.trainlint]`` table (or one of its sub-tables) in a TOML text, read without parsing it
+_TRAINLINT_TABLE_RE = re.compile(r"""(?m)^[ \t]*\[[ \t]*tool[ \t]*\.[ \t]*["']?trainlint\b""")
+
+
 def find_config(start: Path) -> Path | None:
-    """The nearest ``pyproject.toml`` with a ``[tool.trainlint]`` table, from ``start`` upwards."""
+    """The nearest ``pyproject.toml`` with a ``[tool.trainlint]`` table, from ``start`` upwards.
+
+    A ``pyproject.toml`` that is not valid TOML is a :class:`ConfigError` when it may hold the
+    configuration: the project's own (the first one found) or one whose text has a
+    ``[tool.trainlint]`` header. Skipping it would silently lint with other settings than the user's."""
     start = start.resolve()
+    first = True
     for d in (start, *start.parents):
         candidate = d / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-                continue
-            if "trainlint" in data.get("tool", {}):
-                return candidate
+        if not candidate.is_file():
+            continue
+        ours, first = first, False
+        try:
+            text = candidate.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            if ours:
+                raise ConfigError(f"cannot read {candidate}: {exc}") from None
+            continue
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            if ours or _TRAINLINT_TABLE_RE.search(text):
+                raise ConfigError(f"{candidate}: invalid TOML: {exc}") from None
+            continue
+        if "trainlint" in data.get("tool", {}):
+            return candidate
     return None
 
 
@@ -246,8 +265,20 @@ def settings_from_table(table: dict[str, Any], path: Path) -> Settings:
         project_root=path.parent.resolve(),
         config_file=path,
     )
-    settings.codes()  # validate selectors now: a typo is a config error (exit 2)
+    # selectors checked now, each where it is written: a typo is a config error (exit 2) naming the key
+    for key in ("select", "extend-select", "ignore", "extend-ignore"):
+        check_selectors(table.get(key, []), f"{path}: [tool.trainlint] `{key}`")
+    for pattern, sels in pfi.items():
+        check_selectors(sels, f"{path}: [tool.trainlint] `per-file-ignores` {pattern!r}")
     return settings
+
+
+def check_selectors(selectors: list[str], where: str) -> None:
+    """A :class:`ConfigError` naming ``where`` (the file and key, or the option) for an unknown selector."""
+    try:
+        expand_selectors(selectors)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc} (`trainlint rules` lists the codes)") from None
 
 
 def parse_fail_on(value: Any, what: str = "fail-on") -> Severity:

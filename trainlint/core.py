@@ -54,6 +54,9 @@ class FileResult:
     parsed: bool = False
     #: only syntax-checked by CPython's parser (no enabled rule's gate opened)
     syntax_checked: bool = False
+    #: False: the text names no ML framework (:data:`FRAMEWORK_RE`), so it is not a training script and
+    #: was not analysed at all (not even its syntax); the summary says so instead of "All checks passed!"
+    training: bool = True
 
 
 def lint_source(source: str, filename: str = "<stdin>", settings: Settings | None = None) -> list[Finding]:
@@ -69,8 +72,10 @@ def lint_text(source: str, filename: str, settings: Settings, *, raise_errors: b
     if file_noqa(source):
         return FileResult(filename, [])
     enabled = settings.codes_for(filename)
-    if not enabled or not FRAMEWORK_RE.search(source):
+    if not enabled:
         return FileResult(filename, [])
+    if not FRAMEWORK_RE.search(source):
+        return FileResult(filename, [], training=False)
     rules = [r for code, r in all_rules().items() if code in enabled and r.has_static_check()]
     if settings.gate:
         words = code_words(source)
@@ -358,6 +363,15 @@ def read_source(path: Path) -> tuple[str | None, str | None]:
         return None, "no such file"
     except OSError as exc:
         return None, exc.strerror or str(exc)
+    return decode_source(data)
+
+
+def decode_source(data: bytes) -> tuple[str | None, str | None]:
+    """A file's bytes (read from disk or from stdin) as text: (text, None) or (None, why it is no
+    source text: too large, binary, not UTF-8 and no PEP 263 encoding declared)."""
+    if len(data) > MAX_FILE_BYTES:
+        return None, (f"too large to analyse ({len(data) / 1e6:.1f} MB; the limit is "
+                      f"{MAX_FILE_BYTES / 1e6:.0f} MB): exclude it, it is not a training script")
     if b"\x00" in data[:8192]:
         return None, "binary file (contains NUL bytes)"
     try:

@@ -336,7 +336,7 @@ def fix_file(path: Path, settings, unsafe: bool = False, write: bool = True, dis
     display = display or str(path)
     original, bom, encoding = _read_text_encoding(path)
     if path.suffix == ".ipynb":
-        result = _fix_notebook(original, display, settings, unsafe)
+        result = fix_notebook(original, display, settings, unsafe)
     else:
         result = fix_source(original, display, settings, unsafe, findings)
     ff = FileFix(path, display, original, result)
@@ -346,7 +346,7 @@ def fix_file(path: Path, settings, unsafe: bool = False, write: bool = True, dis
     return ff
 
 
-def _fix_notebook(text: str, display: str, settings, unsafe: bool) -> FixResult:
+def fix_notebook(text: str, display: str, settings, unsafe: bool) -> FixResult:
     """Fix the code cells of a notebook (through its virtual module); outputs and metadata kept.
     ``FixResult.source`` is the notebook's JSON text; ``remaining`` name cell and row."""
     from trainlint.notebook import fix_notebook_text, lint_notebook_text

@@ -36,7 +36,6 @@ import dataclasses
 import json
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from trainlint.config import Settings
@@ -256,6 +255,53 @@ def _source_spans(t: str) -> dict[int, tuple[int, int, int]]:
     return out
 
 
+def source_row_lines(t: str) -> dict[int, list[int]]:
+    """Where each row of each cell's source is in the notebook's JSON text: cell index (1-based among all
+    cells) → the 1-based line of the file on which row 1, 2, ... of the cell starts. A JSON string never
+    spans lines, so in an indented notebook (``source`` a list of lines, one a line) each row has its own
+    line; a source written as one string, or a notebook saved as one line of JSON, gives every row the
+    same line. ``{}`` when the text is not a notebook's JSON."""
+    import bisect
+
+    try:
+        spans = _source_spans(t)
+    except (NotebookError, ValueError, IndexError):
+        return {}
+    newlines = [m.start() for m in re.finditer("\n", t)]
+
+    def line(offset: int) -> int:
+        return bisect.bisect_left(newlines, offset) + 1
+
+    out: dict[int, list[int]] = {}
+    for n, (_, start, end) in spans.items():
+        if t[start] == "[":
+            rows: list[int] = []
+            pending = False  # the element before ended its row: the next element starts one
+            for a, b in _elements(t, start):
+                try:
+                    value = json.loads(t[a:b])
+                except ValueError:
+                    continue
+                if not isinstance(value, str):
+                    continue
+                value = value.replace("\r\n", "\n").replace("\r", "\n")
+                if not rows or pending:
+                    rows.append(line(a))
+                rows.extend([line(a)] * value[:-1].count("\n"))  # rows that start inside this element
+                pending = value.endswith("\n")
+            out[n + 1] = rows or [line(start)]
+        else:  # one string: every row on the line of the string
+            out[n + 1] = [line(start)] * (_cell_text({"source": _json_value(t[start:end])}).count("\n") + 1)
+    return out
+
+
+def _json_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return ""
+
+
 def _ensure_ascii(t: str) -> bool:
     """The file writes non-ASCII characters as ``\\uXXXX`` escapes (none appears raw, one is escaped)."""
     if any(ord(ch) > 127 for ch in t):
@@ -372,7 +418,7 @@ def _cell_text(raw: dict[str, Any]) -> str:
 # transformation consumed; those lines become ``pass  # tl-magic-K <original text>`` (the indent of
 # the first line of the construct, the original text as a comment: ``!pip install x==1.0`` stays
 # visible to the version evidence of :mod:`trainlint.pins`), so rows are preserved. Without IPython
-# installed (``pip install 'trainlint[notebooks]'``) a small fallback recognises the common forms.
+# installed (the ``notebooks`` extra: ``pip install ipython``) a small fallback recognises the common forms.
 
 _FLAGS = 0x400 | 0x2000  # ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT (IPython's autoawait)
 
@@ -680,18 +726,6 @@ def lint_virtual_module(nb: Notebook, filename: str, settings: Settings, parse=N
         for cell, (row, col, msg) in broken:
             result.findings.append(meta_finding("TL001", filename, msg, cell.start + row - 1, col))
     return result
-
-
-def lint_notebook(path: Path, settings: Settings, display: str | None = None):
-    from trainlint.core import FileResult, meta_finding, read_source
-
-    name = display or str(path)
-    text, err = read_source(path)
-    if text is None:
-        return FileResult(name, [meta_finding("TL002", name, f"cannot read: {err}", 1, 1)])
-    if not text.strip():
-        return FileResult(name, [meta_finding("TL002", name, "cannot read: empty file, not a notebook", 1, 1)])
-    return lint_notebook_text(text, name, settings)
 
 
 def changed_cells(old: str, new: str) -> list[tuple[int, str, str]]:

@@ -20,7 +20,7 @@ import stat
 from pathlib import Path
 from collections.abc import Sequence
 
-from trainlint.core import MAX_FILE_BYTES, FileResult, meta_finding, lint_text, read_source
+from trainlint.core import MAX_FILE_BYTES, FileResult, decode_source, meta_finding, lint_text, read_source
 
 #: Below this many files, or this many bytes, a pool costs more than it saves.
 MIN_PARALLEL_FILES = 8
@@ -30,13 +30,26 @@ MIN_PARALLEL_BYTES = 256 * 1024
 def lint_file(path: Path, settings, display: str | None = None) -> FileResult:
     """Lint one file: a notebook (``.ipynb``) or a script."""
     name = display or str(path)
-    if path.suffix == ".ipynb":
-        from trainlint.notebook import lint_notebook
-
-        return lint_notebook(path, settings, name)
     text, err = read_source(path)
+    return lint_decoded(text, err, name, settings, notebook=path.suffix == ".ipynb")
+
+
+def lint_bytes(data: bytes, name: str, settings) -> FileResult:
+    """Lint a file's bytes given without the file (stdin): exactly as :func:`lint_file` lints the file
+    ``name`` holding them (binary or undecodable bytes are TL002, a ``.ipynb`` name is a notebook)."""
+    text, err = decode_source(data)
+    return lint_decoded(text, err, name, settings, notebook=name.endswith(".ipynb"))
+
+
+def lint_decoded(text: str | None, err: str | None, name: str, settings, notebook: bool) -> FileResult:
     if text is None:
         return FileResult(name, [meta_finding("TL002", name, f"cannot read: {err}", 1, 1)])
+    if notebook:
+        from trainlint.notebook import lint_notebook_text
+
+        if not text.strip():
+            return FileResult(name, [meta_finding("TL002", name, "cannot read: empty file, not a notebook", 1, 1)])
+        return lint_notebook_text(text, name, settings)
     if not text.strip():
         return FileResult(name, [], note="empty file, nothing to lint")
     return lint_text(text, name, settings)

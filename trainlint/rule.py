@@ -134,6 +134,16 @@ def get_rule(code: str) -> type[Rule] | None:
     return all_rules().get(code.upper())
 
 
+def find_rule(code_or_name: str) -> type[Rule] | None:
+    """A rule by its code (``TL301``, any case) or its name (``missing-num-labels``, ``missing_num_labels``)."""
+    key = code_or_name.strip()
+    rule = get_rule(key)
+    if rule is not None:
+        return rule
+    name = key.lower().replace("_", "-")
+    return next((r for r in all_rules().values() if r.name == name), None)
+
+
 def expand_selectors(selectors: Iterable[str]) -> set[str]:
     """``ALL``, a full code, or a prefix (``TL3``, ``TL30``) → the set of codes it names."""
     rules = all_rules()

@@ -64,6 +64,19 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from trainlint.textdiff import common_prefix, common_suffix
 
+#: the packages of the ``server`` extra (pyproject.toml), named when they are missing
+SERVER_REQUIREMENTS = ("pygls>=2.0,<3", "lsprotocol>=2025.0.0")
+SERVER_MODULES = ("pygls", "lsprotocol", "cattrs", "attrs")
+
+
+def missing_server_packages(name: str | None) -> str:
+    """What to run when the LSP packages are missing: the install into *this* interpreter, which works
+    however trainlint was installed (no release of it is on a package index)."""
+    reqs = " ".join(f"'{r}'" for r in SERVER_REQUIREMENTS)
+    return (f"trainlint server needs pygls and lsprotocol ({name} is missing): install them into this "
+            f"environment with `{sys.executable} -m pip install {reqs}` (or, in a clone of trainlint, "
+            "`pip install '.[server]'`)")
+
 if TYPE_CHECKING:
     from trainlint.findings import Finding, Position
 

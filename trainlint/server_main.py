@@ -10,7 +10,8 @@ import sys
 import threading
 from typing import BinaryIO
 
-from trainlint.server import read_message, static_initialize_result, write_message
+from trainlint.server import (SERVER_MODULES, missing_server_packages, read_message, static_initialize_result,
+                              write_message)
 
 
 def _import_lsp(box: dict) -> None:
@@ -51,9 +52,8 @@ def start(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None
     loader.join()
     if "error" in box:
         exc = box["error"]
-        if isinstance(exc, ImportError) and (exc.name or "").split(".")[0] in ("pygls", "lsprotocol", "cattrs", "attrs"):
-            sys.stderr.write(f"trainlint server needs pygls and lsprotocol ({exc.name} is missing): "
-                             "pip install 'trainlint[server]'\n")
+        if isinstance(exc, ImportError) and (exc.name or "").split(".")[0] in SERVER_MODULES:
+            sys.stderr.write(missing_server_packages(exc.name) + "\n")
             sys.exit(2)
         raise exc
     from trainlint.server_lsp import create_server

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from support import keras_python
 from trainlint.findings import Finding, Position, ProbeStatus, Severity
 from trainlint.probe import ProbeOptions, run_probe
 from trainlint.probe.child.frameworks.cuda_on_cpu import launcher_name
@@ -379,14 +380,6 @@ def test_accelerate_fp16_without_zero_grad_is_tl701(tiny_env, tmp_path):
 
 
 # ---------------------------------------------------------------- Keras: MirroredStrategy over two GPUs
-
-
-def keras_python() -> str:
-    configured = os.environ.get("TRAINLINT_KERAS_PYTHON")
-    path = Path(configured) if configured else ROOT / ".venv-tf" / "bin" / "python"
-    if not path.exists():
-        pytest.fail(f"the Keras probe tests need the TensorFlow virtualenv ({path}): run ./scripts/test", pytrace=False)
-    return str(path)
 
 
 MIRRORED = "keras_mirrored.py"

@@ -13,14 +13,13 @@ Few probe runs on purpose: each starts TensorFlow (~3 s) in a fresh process.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from support import missing
+from support import keras_python
 from trainlint.findings import Finding, Position, ProbeStatus, Severity
 from trainlint.probe import ProbeOptions, run_probe
 
@@ -31,26 +30,7 @@ def keras_probe(fn):
 
 
 ROOT = Path(__file__).resolve().parents[2]
-BUILDER = ROOT / "tests" / "fixtures" / "tiny_tf.py"
 TIMEOUT = 240.0
-
-
-def keras_python() -> str:
-    """The TF environment's interpreter. A missing one skips these tests with the reason; under
-    ./scripts/test, which builds it, it fails them."""
-    configured = os.environ.get("TRAINLINT_KERAS_PYTHON")
-    path = Path(configured) if configured else ROOT / ".venv-tf" / "bin" / "python"
-    if not path.exists():
-        how = (
-            f"TRAINLINT_KERAS_PYTHON={configured} does not exist"
-            if configured
-            else f"TRAINLINT_KERAS_PYTHON is unset and {path} does not exist"
-        )
-        missing(
-            f"the Keras probe tests need the TensorFlow virtualenv: {how}. Run ./scripts/test (it builds "
-            ".venv-tf from constraints/keras.txt and exports TRAINLINT_KERAS_PYTHON)"
-        )
-    return str(path)
 
 
 @pytest.fixture(scope="module")
@@ -59,17 +39,8 @@ def kpy() -> str:
 
 
 @pytest.fixture(scope="module")
-def tf_fixtures(kpy: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("tiny_tf")
-    proc = subprocess.run([kpy, str(BUILDER), str(out)], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "2"})
-    if proc.returncode != 0 or not (out / "ok").exists():
-        pytest.fail(
-            f"building the TF fixtures with {kpy} failed (is .venv-tf complete? run ./scripts/test):\n"
-            + proc.stderr[-3000:],
-            pytrace=False,
-        )
-    return out
+def tf_fixtures(tiny_tf: Path) -> Path:
+    return tiny_tf
 
 
 # ---------------------------------------------------------------- scripts

@@ -12,14 +12,12 @@ be confirmed under its code at the script's line. One probe child per test.
 
 from __future__ import annotations
 
-import os
 import random
-import sys
 from pathlib import Path
 
 import pytest
 
-from support import need_modules
+from support import keras_python, need_modules
 from trainlint.findings import ProbeStatus
 from trainlint.probe import ProbeOptions, run_probe
 
@@ -227,30 +225,10 @@ def test_injected_torch_bug_is_confirmed(tiny_env, tmp_path, name, replacements,
 # ---------------------------------------------------------------- TensorFlow / Keras
 
 
-def keras_python() -> str:
-    configured = os.environ.get("TRAINLINT_KERAS_PYTHON")
-    path = Path(configured) if configured else ROOT / ".venv-tf" / "bin" / "python"
-    if not path.exists():
-        pytest.fail(f"the Keras probe tests need the TensorFlow virtualenv ({path}): run ./scripts/test", pytrace=False)
-    return str(path)
-
-
 @pytest.fixture(scope="module")
-def tf_tiny(tmp_path_factory) -> Path:
+def tf_tiny(tiny_tf) -> Path:
     """The tiny TF checkpoint and tokenizer (tests/fixtures/tiny_tf.py) and an MNLI-like CSV."""
-    import subprocess
-
-    kpy = keras_python()
-    out = tmp_path_factory.mktemp("tiny_tf_real")
-    proc = subprocess.run([kpy, str(ROOT / "tests" / "fixtures" / "tiny_tf.py"), str(out)], capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "2"})
-    assert proc.returncode == 0 and (out / "ok").exists(), proc.stderr[-3000:]
-    sys.path.insert(0, str(ROOT / "tests"))
-    from fixtures import tiny_torch  # pure Python CSV writer
-
-    tiny_torch.write_csv(out / "mnli.csv", 300)
-    tiny_torch.write_csv(out / "mnli_val.csv", 80, seed=1)
-    return out
+    return tiny_tf
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,8 @@ from trainlint.findings import Finding, Severity
 @dataclasses.dataclass
 class Run:
     files_checked: int = 0
+    #: files that name no ML framework: not training scripts, not analysed (``FileResult.training``)
+    not_analysed: int = 0
     probe_notes: list[str] = dataclasses.field(default_factory=list)
     probe_details: list[str] = dataclasses.field(default_factory=list)
     probed: bool = False

@@ -47,7 +47,17 @@ def summary(findings: list[Finding], run: Run) -> str:
     if not findings:
         if fixed:
             return f"{fixed} All other checks passed!"
-        return "All checks passed!" if run.files_checked else "No files to check."
+        if not run.files_checked:
+            return "No files to check."
+        if run.not_analysed >= run.files_checked:
+            which = "the file names no" if run.files_checked == 1 else f"none of the {run.files_checked} files names an"
+            return (f"No training code: {which} ML framework (torch, tensorflow, keras, transformers, "
+                    "datasets, ...), so nothing was analysed.")
+        if run.not_analysed:
+            n = run.not_analysed
+            return (f"All checks passed! ({n} of the {run.files_checked} files name{'s' if n == 1 else ''} no ML "
+                    f"framework and {'was' if n == 1 else 'were'} not analysed.)")
+        return "All checks passed!"
     counts: dict[str, int] = {}
     for f in findings:
         counts[f.severity.value] = counts.get(f.severity.value, 0) + 1
