@@ -27,7 +27,7 @@ _DATA = ("tests/", "benchmarks/buggy/cases/", "benchmarks/corpus/")
 def _tracked_text_files() -> list[str]:
     out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     return [p for p in out.splitlines()
-            if not p.startswith(_DATA) and p.endswith((".md", ".py", ".toml", ".yaml", ".yml", ".txt", ".cfg", ".lua", ".el"))
+            if not p.startswith(_DATA) and p.endswith((".md", ".py", ".ts", ".toml", ".yaml", ".yml", ".txt", ".cfg", ".lua", ".el"))
             or p in ("scripts/test", ".ci/run")]
 
 

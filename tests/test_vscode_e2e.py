@@ -166,4 +166,4 @@ def test_probe_this_file_confirms_both_bugs(vscode_run):
 def test_says_when_trainlint_is_not_installed(vscode_run):
     text = _step(vscode_run, "not_installed")["text"]
     assert f"trainlint is not installed in {E2E_PYTHON}" in text
-    assert "-m pip install" in text and "trainlint[server]" in text
+    assert "-m pip install" in text and "trainlint-dl[server]" in text

@@ -9,7 +9,7 @@ const FIX_ALL = "source.fixAll.trainlint";
 const NOTEBOOK_FIX_ALL = "notebook.source.fixAll.trainlint";
 const CELL_SCHEME = "vscode-notebook-cell";
 /** trainlint is not published on a package index yet: it installs from its repository. */
-const PACKAGE = "trainlint[server] @ git+https://github.com/trainlint/trainlint";
+const PACKAGE = "trainlint-dl[server] @ git+https://github.com/trainlint/trainlint";
 
 let client: LanguageClient | undefined;
 let output: vscode.LogOutputChannel;
