@@ -186,8 +186,7 @@ def test_use_instead_does_not_trigger_its_rule(code, example, tmp_path):
 #: The rules whose concise message still carries its explanation past 160 characters (it belongs in the
 #: hint, the ``full`` format and the rule's document). A rule leaves this set when its messages are
 #: shortened; no rule joins it.
-LONG_MESSAGES = frozenset({"TL203", "TL701", "TL702", "TL703", "TL704", "TL705", "TL802", "TL803", "TL804",
-                           "TL805", "TL807", "TL808", "TL809"})
+LONG_MESSAGES = frozenset({"TL802", "TL803", "TL804", "TL805", "TL807", "TL808", "TL809"})
 MESSAGE_LIMIT = 160
 
 

@@ -59,19 +59,16 @@ GLSPC_SETTINGS = {
 
 
 def test_vscode_settings():
+    """Two blocks: fix on save with trainlint's extension, then the settings of the generic client."""
     import jsonschema
 
-    (block,) = blocks("json")
-    settings = json.loads(block)
-    # every key is a setting the extension declares (or VS Code's own), with a value of its type
-    jsonschema.validate(settings, {"type": "object", "additionalProperties": False, "properties": {
-        **GLSPC_SETTINGS,
-        "editor.codeActionsOnSave": {"type": "object",
-                                     "additionalProperties": {"enum": ["explicit", "always", "never"]}},
-    }})
-    assert [settings["glspc.server.command"], *settings["glspc.server.commandArguments"]] == ["trainlint", "server"]
-    assert settings["glspc.server.languageId"] == ["python"]
-    assert set(settings["editor.codeActionsOnSave"]) == {"source.fixAll.trainlint"}
+    extension, generic = (json.loads(b) for b in blocks("json"))
+    assert extension == {"editor.codeActionsOnSave": {"source.fixAll.trainlint": "explicit"},
+                         "notebook.codeActionsOnSave": {"notebook.source.fixAll.trainlint": "explicit"}}
+    # every key of the generic client's block is a setting that extension declares, with a value of its type
+    jsonschema.validate(generic, {"type": "object", "additionalProperties": False, "properties": GLSPC_SETTINGS})
+    assert [generic["glspc.server.command"], *generic["glspc.server.commandArguments"]] == ["trainlint", "server"]
+    assert generic["glspc.server.languageId"] == ["python"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -604,9 +604,9 @@ async def open_notebook(client: LanguageClient, cells, name: str = "course.ipynb
 
 def cli_findings(path: Path) -> list:
     """What `trainlint notebook.ipynb` reports (cell = index among all cells, rows within the cell)."""
-    from trainlint.notebook import lint_notebook
+    from trainlint.parallel import lint_file
 
-    return lint_notebook(path, load_settings(None, start=path.parent), str(path)).findings
+    return lint_file(path, load_settings(None, start=path.parent), str(path)).findings
 
 
 def as_lsp(f) -> tuple:

@@ -172,10 +172,10 @@ def torch_args(name: str, tiny: Path) -> tuple[str, ...]:
                 "--output_dir", "out/clm", "--block_size", "32", "--per_device_train_batch_size", "8")
     if name == RUN_NER:
         return ("--model_name_or_path", str(tiny / "bert"), "--train_file", str(tiny / "ner.json"),
-                "--validation_file", str(tiny / "ner.json"), "--do_train", "--do_eval", "--output_dir", "out/ner",
+                "--validation_file", str(tiny / "ner_val.json"), "--do_train", "--do_eval", "--output_dir", "out/ner",
                 "--per_device_train_batch_size", "8", "--report_to", "none")
     if name == PEFT:
-        return (str(tiny / "bert"), str(tiny / "mnli.csv"))
+        return (str(tiny / "bert"), str(tiny / "mnli.csv"), str(tiny / "mnli_val.csv"))
     if name == MNIST:
         return ("--epochs", "1")
     if name == LIGHTNING:

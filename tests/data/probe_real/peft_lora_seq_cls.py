@@ -24,6 +24,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_
 batch_size = 16
 model_name_or_path = sys.argv[1]
 data_file = sys.argv[2]
+validation_file = sys.argv[3] if len(sys.argv) > 3 else data_file
 device = "cuda" if torch.cuda.is_available() else "cpu"
 num_epochs = 3
 lr = 3e-4
@@ -34,7 +35,7 @@ tokenizer = AutoTokenizer.from_pretrained(model_name_or_path, padding_side="righ
 if getattr(tokenizer, "pad_token_id") is None:
     tokenizer.pad_token_id = tokenizer.eos_token_id
 
-datasets = load_dataset("csv", data_files={"train": data_file, "validation": data_file})
+datasets = load_dataset("csv", data_files={"train": data_file, "validation": validation_file})
 
 
 def tokenize_function(examples):
