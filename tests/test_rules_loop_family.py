@@ -423,3 +423,19 @@ def test_tl708_silent_when_the_loss_goes_through_accelerate_or_is_divided():
     divided = ACCELERATE_PLAIN_BACKWARD.replace("loss = diffusion(mask, img)",
                                                 "loss = diffusion(mask, img) / args.gradient_accumulation_steps")
     assert rows(divided, "TL708") == []
+
+
+def test_tl608_reads_the_eval_strategy_as_the_trainer_does():
+    # the strategy as a literal in any case, or as the IntervalStrategy member: "no" means no evaluation runs
+    source = """
+from transformers import IntervalStrategy, Trainer, TrainingArguments
+
+def train(model, ds):
+    args = TrainingArguments("out", eval_strategy={})
+    trainer = Trainer(model=model, args=args, train_dataset=ds, eval_dataset=ds)
+    trainer.train()
+"""
+    for silent in ('"no"', "IntervalStrategy.NO"):
+        assert not lint(source.format(silent), "TL608"), silent
+    for reported in ('"epoch"', '"EPOCH"', "IntervalStrategy.STEPS"):
+        assert lint(source.format(reported), "TL608"), reported

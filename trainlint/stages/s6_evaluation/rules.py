@@ -1046,11 +1046,12 @@ def _trainer_evaluates(facts, trainer: cst.Call) -> bool:
     given = trainer_arguments(facts, trainer)
     if given is None:
         return False
-    kw = keyword(given[0], "eval_strategy") or keyword(given[0], "evaluation_strategy") or keyword(given[0], "do_eval")
-    if kw is None:
-        return False
-    value = facts.constant(kw.value, given[1])
-    return value not in ("no", False, None)
+    args, at = given
+    strategy = keyword(args, "eval_strategy") or keyword(args, "evaluation_strategy")
+    if strategy is not None:  # a literal, a name bound to one, or `IntervalStrategy.NO`, read as TL605 reads it
+        return _strategy(facts, strategy.value, at, "no") != "no"
+    do_eval = keyword(args, "do_eval")
+    return do_eval is not None and facts.constant(do_eval.value, at) not in (False, None)
 
 
 @register
